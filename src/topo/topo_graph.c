@@ -233,7 +233,9 @@ static int build_csr(ts_topo *t) {
   return 0;
 }
 
-static int build_names(ts_topo *t, ts_diag *d) {
+int topo_index_names(ts_topo *t, ts_diag *d) {
+  free(t->name_slots);
+  t->name_slots = NULL;
   uint32_t slots = 64;
   while (slots < t->node_count * 2u + 2u) slots *= 2;
   t->name_slots = malloc((size_t)slots * sizeof *t->name_slots);
@@ -276,7 +278,7 @@ int topo_finalize(ts_topo *t, ts_diag *d) {
                        "out of memory while building the graph");
   int rc = build_csr(t);
   if (!rc) rc = build_gpu_list(t);
-  if (!rc) rc = build_names(t, d);
+  if (!rc) rc = topo_index_names(t, d);
   if (rc == TS_ENOMEM)
     ts_diag_set(d, rc, t->source, 0, 0, "out of memory while indexing the graph");
   return rc;

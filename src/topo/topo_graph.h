@@ -102,6 +102,10 @@ ts_node topo_node_proto(ts_node_kind kind);
  * names, else 0. */
 int topo_finalize(ts_topo *t, ts_diag *d);
 
+/* (Re)builds the name index over the nodes added so far, so explicit links
+ * can name devices before finalize. TS_ESCHEMA on a duplicate name. */
+int topo_index_names(ts_topo *t, ts_diag *d);
+
 /* Source position of a node / plane for diagnostics. */
 topo_mark topo_node_mark(const ts_topo *t, uint32_t id);
 

@@ -1,0 +1,26 @@
+/* cli.h - the topsim command-line front end: one file per command, each a
+ * thin layer over the library API. */
+#ifndef TOPSIM_CLI_H
+#define TOPSIM_CLI_H
+
+#include <stdio.h>
+
+#include "topsim/ts_error.h"
+#include "topsim/ts_topo.h"
+
+/* `topsim topo`: inspect and validate a topology. Returns an exit status. */
+int cli_topo(int argc, char **argv);
+
+/* Prints a diagnostic as "file:line:col: error: msg" to stderr and returns
+ * the sysexits status for code. */
+int cli_fail(const ts_diag *d, int code);
+
+/* Prints "topsim CMD: msg" plus a hint to run --help; returns EX_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Loads a topology file, printing the diagnostic on failure. Returns 0 or
+ * an exit status; *out owned by the caller. */
+int cli_load_topo(const char *path, ts_topo **out);
+
+#endif

@@ -1,0 +1,178 @@
+/* cli_topo.c - `topsim topo FILE`: summary, matrix, DOT, JSON, validation.
+ *
+ * Every run validates: a topology with problems lists them all on stderr
+ * and exits 65 (EX_DATAERR); --validate prints only the verdict. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+
+#include "cli/cli.h"
+#include "topsim/ts_report.h"
+#include "topsim/ts_topo_check.h"
+
+typedef enum { OUT_SUMMARY, OUT_JSON, OUT_MATRIX, OUT_DOT, OUT_VALIDATE } out_mode;
+
+typedef struct topo_opts {
+  const char *file;
+  const char *node;       /* --node: host index or name */
+  const char *output;     /* -o FILE */
+  out_mode mode;
+  ts_dot_level level;
+} topo_opts;
+
+static void topo_help(void) {
+  printf(
+      "usage: topsim topo FILE [options]\n\n"
+      "Load a topology, validate it and print a summary: counts by kind, tier\n"
+      "and plane; GPUs; ports; oversubscription per tier; bisection bandwidth;\n"
+      "scale-up domain; hop counts.\n\n"
+      "options:\n"
+      "  --validate          only validate; list every problem (exit 65 if any)\n"
+      "  --json              print the summary as JSON\n"
+      "  --matrix            print the nvidia-smi topo -m matrix of one node\n"
+      "  --node N            node for --matrix: index or name (default 0)\n"
+      "  --dot               write a Graphviz graph\n"
+      "  --level L           --dot detail: device, node, rack or su (default:\n"
+      "                      device up to 2000 devices, else node)\n"
+      "  -o, --output FILE   write to FILE instead of standard output\n"
+      "  -h, --help          show this help\n\n"
+      "exit status: 0 ok, 64 usage, 65 invalid topology, 66 missing file\n");
+}
+
+static int parse_level(const char *s, ts_dot_level *out) {
+  static const char *names[] = {"device", "node", "rack", "su"};
+  for (int i = 0; i < 4; i++)
+    if (!strcmp(s, names[i])) {
+      *out = (ts_dot_level)i;
+      return 0;
+    }
+  return -1;
+}
+
+static int parse_opts(int argc, char **argv, topo_opts *o) {
+  static const struct option longopts[] = {
+      {"validate", no_argument, NULL, 'V'}, {"json", no_argument, NULL, 'j'},
+      {"matrix", no_argument, NULL, 'm'},   {"node", required_argument, NULL, 'n'},
+      {"dot", no_argument, NULL, 'd'},      {"level", required_argument, NULL, 'l'},
+      {"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  int c, level_set = 0;
+  o->level = (ts_dot_level)-1;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'V': o->mode = OUT_VALIDATE; break;
+    case 'j': o->mode = OUT_JSON; break;
+    case 'm': o->mode = OUT_MATRIX; break;
+    case 'd': o->mode = OUT_DOT; break;
+    case 'n': o->node = optarg; break;
+    case 'o': o->output = optarg; break;
+    case 'l':
+      if (parse_level(optarg, &o->level))
+        return cli_usage_error("topo", "--level must be device, node, rack or su");
+      level_set = 1;
+      break;
+    case 'h': topo_help(); return -1;
+    default: return cli_usage_error("topo", "unknown option");
+    }
+  }
+  if (optind != argc - 1)
+    return cli_usage_error("topo", "expected exactly one topology FILE");
+  if (level_set && o->mode != OUT_DOT)
+    return cli_usage_error("topo", "--level only applies to --dot");
+  if (o->node && o->mode != OUT_MATRIX)
+    return cli_usage_error("topo", "--node only applies to --matrix");
+  o->file = argv[optind];
+  return 0;
+}
+
+/* Host index from --node: a number or a device-name prefix like "dgx3". */
+static int resolve_host(const ts_topo *t, const char *arg, int32_t *host) {
+  if (!arg) {
+    *host = 0;
+    return 0;
+  }
+  char *end;
+  long v = strtol(arg, &end, 10);
+  if (*arg && !*end) {
+    if (v < 0 || v >= (long)ts_topo_host_count(t))
+      return cli_usage_error("topo", "--node %ld: the topology has %u nodes", v,
+                             ts_topo_host_count(t));
+    *host = (int32_t)v;
+    return 0;
+  }
+  char name[300];
+  snprintf(name, sizeof name, "%s/cpu0", arg);
+  uint32_t id;
+  if (ts_topo_find_node(t, name, &id))
+    return cli_usage_error("topo", "--node '%s' names no node", arg);
+  *host = ts_topo_node(t, id)->host;
+  return 0;
+}
+
+static int report_problems(const ts_topo *t, const char *file, int quiet_ok) {
+  ts_problems p = {0};
+  int n = ts_topo_validate(t, &p);
+  if (n < 0) {
+    fprintf(stderr, "topsim topo: out of memory while validating\n");
+    return EX_OSERR;
+  }
+  for (uint32_t i = 0; i < p.count; i++) {
+    char msg[1200];
+    ts_diag_format(&p.items[i], msg, sizeof msg);
+    fprintf(stderr, "%s\n", msg);
+  }
+  if (n > 0)
+    fprintf(stderr, "%s: %d problem%s found\n", file, n, n == 1 ? "" : "s");
+  else if (!quiet_ok)
+    printf("%s: valid\n", file);
+  ts_problems_free(&p);
+  return n > 0 ? EX_DATAERR : 0;
+}
+
+static int emit(const ts_topo *t, const topo_opts *o, FILE *out) {
+  if (o->mode == OUT_MATRIX) {
+    int32_t host;
+    int rc = resolve_host(t, o->node, &host);
+    if (rc) return rc;
+    if (ts_report_topo_matrix(t, host, out))
+      return cli_usage_error("topo", "node %d has no GPUs", host);
+    return 0;
+  }
+  if (o->mode == OUT_DOT) {
+    ts_dot_level lv = o->level;
+    if ((int)lv < 0) lv = ts_topo_node_count(t) <= 2000 ? TS_DOT_DEVICE : TS_DOT_NODE;
+    return ts_report_dot(t, lv, out) ? EX_IOERR : 0;
+  }
+  ts_topo_stats s;
+  if (ts_topo_stats_compute(t, &s)) return EX_OSERR;
+  int rc = o->mode == OUT_JSON ? ts_report_topo_json(t, &s, out)
+                               : ts_report_topo_summary(t, &s, out);
+  ts_topo_stats_free(&s);
+  return rc ? EX_IOERR : 0;
+}
+
+int cli_topo(int argc, char **argv) {
+  topo_opts o;
+  memset(&o, 0, sizeof o);
+  int rc = parse_opts(argc, argv, &o);
+  if (rc) return rc < 0 ? 0 : rc;
+  ts_topo *t = NULL;
+  rc = cli_load_topo(o.file, &t);
+  if (rc) return rc;
+  rc = report_problems(t, o.file, o.mode != OUT_VALIDATE);
+  if (!rc && o.mode != OUT_VALIDATE) {
+    FILE *out = o.output ? fopen(o.output, "w") : stdout;
+    if (!out) {
+      fprintf(stderr, "topsim topo: cannot write '%s'\n", o.output);
+      rc = EX_CANTCREAT;
+    } else {
+      rc = emit(t, &o, out);
+      if (out != stdout && fclose(out) && !rc) rc = EX_IOERR;
+    }
+  }
+  ts_topo_free(t);
+  return rc;
+}

@@ -1,0 +1,95 @@
+/* topo_load.h - private pieces shared by the schema loader's stages:
+ * topo_load.c (document, GPU models, node groups), topo_template.c (node
+ * templates: parse once, instantiate per host) and topo_plane.c (planes:
+ * technology, generators, explicit switches and links). */
+#ifndef TOPSIM_TOPO_LOAD_H
+#define TOPSIM_TOPO_LOAD_H
+
+#include "topo/topo_graph.h"
+#include "topo/topo_preset.h"
+#include "topo/topo_schema.h"
+
+typedef enum { ATT_CPU, ATT_PCIE } att_kind;
+
+typedef struct att_ref {
+  uint8_t kind;            /* att_kind */
+  uint32_t index;
+} att_ref;
+
+/* Link parameters of one attachment group (PCIe gen/width or explicit). */
+typedef struct link_params {
+  ts_link_kind kind;
+  uint8_t gen;
+  uint16_t width;
+  double bandwidth;        /* bytes/s per direction, achievable */
+  ts_time_ps latency;
+} link_params;
+
+typedef struct nic_group {
+  const char *prefix;      /* device name prefix, e.g. "compute-nic" */
+  uint16_t plane;
+  uint32_t count;
+  att_ref *attach;         /* count entries */
+  link_params link;        /* host side (PCIe) */
+  double speed;            /* port bytes/s per direction, achievable */
+  bool rails;              /* label NIC i with rail i */
+} nic_group;
+
+typedef enum { NVL_NONE, NVL_SWITCH, NVL_PAIRS } nvl_mode;
+
+typedef struct topo_tmpl {
+  const char *name;
+  uint16_t model;          /* GPU model or UINT16_MAX when no GPUs */
+  uint32_t cpus;
+  link_params cpu_link;
+  uint32_t pcie_count;
+  att_ref *pcie_attach;    /* parent CPU of each switch */
+  link_params pcie_link;
+  uint32_t gpu_count;
+  att_ref *gpu_attach;
+  link_params gpu_link;
+  nic_group *nics;
+  uint32_t nic_groups;
+  nvl_mode nvl;
+  double nvl_bw;           /* per NVLink per direction */
+  ts_time_ps nvl_lat;
+  uint32_t nvl_switches, nvl_links, nvl_radix;
+  uint32_t *nvl_per_switch;/* NVLinks from each GPU to switch s */
+  uint32_t (*pairs)[2];
+  uint32_t pair_count;
+} topo_tmpl;
+
+/* Per-plane parse results needed after hosts exist. */
+typedef struct plane_in {
+  const topo_ynode *node;
+  const topo_net_preset *preset;
+  double cable_bw;         /* achievable bytes/s per cable per direction */
+  double efficiency;
+  ts_time_ps hop_latency;
+} plane_in;
+
+typedef struct topo_loader {
+  sc_ctx sc;
+  ts_topo *t;
+  topo_tmpl *tmpls;
+  uint32_t tmpl_count;
+  plane_in *planes;
+  uint32_t hosts_per_su;   /* SU size of the last node group (generators) */
+} topo_loader;
+
+/* Parses `planes:` metadata (names, kinds, technology) so templates can
+ * refer to planes; fabric building happens later in topo_planes_build. */
+int topo_planes_declare(topo_loader *L, const topo_ynode *seq);
+/* Builds every plane's switches and links (generators or explicit lists). */
+int topo_planes_build(topo_loader *L);
+
+/* Parses `templates:` into L->tmpls. */
+int topo_templates_parse(topo_loader *L, const topo_ynode *map);
+/* Instantiates template tm as host `host` named `name` with rack/su labels. */
+int topo_template_instantiate(topo_loader *L, const topo_tmpl *tm,
+                              const char *name, int32_t host, int32_t rack,
+                              int32_t su);
+/* Frees L->tmpls. */
+void topo_templates_free(topo_loader *L);
+
+#endif
