@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# test.sh - install what is missing, build, and run the whole ctest suite
+# twice: a normal build, then an ASan+UBSan build (LeakSanitizer included)
+# so every test, the malformed-input corpus among them, also proves no
+# crash and no leak.
+source "$(dirname "$0")/common.sh"
+ensure_packages "${TOPSIM_PACKAGES[@]}" valgrind
+cd "$TOPSIM_ROOT"
+
+echo "== build (RelWithDebInfo) and ctest"
+configure_build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+ctest --test-dir build --output-on-failure -j "$JOBS"
+
+echo "== build with ASan+UBSan and ctest"
+configure_build build-asan -DCMAKE_BUILD_TYPE=Debug -DTOPSIM_SANITIZE=ON \
+  -DTOPSIM_BENCH=OFF
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j "$JOBS"
