@@ -19,8 +19,10 @@ typedef struct ts_problems {
 /* Checks: switch ports used <= radix; every plane connected (hosts join the
  * NICs they hold); each rail-labelled NIC links to a leaf of its rail; every
  * GPU reaches every other GPU over the scale-up and backend planes and the
- * links inside nodes. Appends one entry per problem to *out. Returns the
- * number of problems (0: valid) or TS_ENOMEM. Free with ts_problems_free. */
+ * links inside nodes. Appends one entry per problem to *out, which must be
+ * zeroed or hold earlier problems. Returns the number of problems this call
+ * added (0: valid) or TS_ENOMEM (entries appended so far stay in *out).
+ * Free with ts_problems_free. */
 int ts_topo_validate(const ts_topo *t, ts_problems *out);
 
 /* Frees the problem list (not the struct itself). */

@@ -1,0 +1,46 @@
+/* ts_report.h - human and machine readable reports of a topology.
+ *
+ * Every writer is deterministic (topology order, no pointers, no
+ * timestamps) so its output can be diffed against golden files. All return
+ * 0, TS_ENOMEM, TS_EUSAGE (bad argument, said per function) or TS_EIO when
+ * the stream reports a write error. Nothing returned needs freeing. */
+#ifndef TOPSIM_TS_REPORT_H
+#define TOPSIM_TS_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "topsim/ts_topo.h"
+#include "topsim/ts_topo_check.h"
+
+/* Text summary: name; hosts, GPUs by model, racks, SUs; nodes and links by
+ * kind; per plane its kind, generator, preset, NICs, switches and ports per
+ * tier, oversubscription ("4:1 (4.00)") and bisection in decimal GB/s;
+ * scale-up domain size; hop histogram. s from ts_topo_stats_compute(t). */
+int ts_report_topo_summary(const ts_topo *t, const ts_topo_stats *s, FILE *out);
+
+/* The same content as one JSON object (jansson, 2-space indent, keys in a
+ * fixed order). Bandwidths are bytes/s, in keys ending in "_Bps". */
+int ts_report_topo_json(const ts_topo *t, const ts_topo_stats *s, FILE *out);
+
+/* `nvidia-smi topo -m` style matrix of one host's GPUs: tab-separated
+ * header GPU0..GPUn and "NUMA Affinity", one row per GPU (classes from
+ * ts_topo_gpu_pair_class), then the legend. TS_EUSAGE if the host holds no
+ * GPU. */
+int ts_report_topo_matrix(const ts_topo *t, int32_t host, FILE *out);
+
+/* Granularity of a Graphviz drawing. */
+typedef enum ts_dot_level {
+  TS_DOT_DEVICE, /* every node and link; one cluster per host */
+  TS_DOT_NODE,   /* a host's devices become one vertex; switches stay */
+  TS_DOT_RACK,   /* one vertex per rack; switches stay */
+  TS_DOT_SU      /* one vertex per SU, its leaves included; spines stay */
+} ts_dot_level;
+
+/* Writes an undirected Graphviz graph. Above TS_DOT_DEVICE, parallel links
+ * between two vertices merge into one edge labelled with the link count and
+ * total bandwidth; links inside a vertex vanish. TS_EUSAGE for an unknown
+ * level. */
+int ts_report_dot(const ts_topo *t, ts_dot_level level, FILE *out);
+
+#endif

@@ -1,0 +1,252 @@
+/* report_topo.c - topology summary (text and JSON) and the per-host GPU
+ * path matrix.
+ *
+ * Uses the public topology API only. Output order is topology order (node
+ * kinds, link kinds, planes and tiers by index), numbers are printed with
+ * fixed formats, so the text is stable for golden tests. Bandwidths print
+ * as decimal GB/s (1e9 bytes/s). Costs: summary and JSON O(V + P) after the
+ * stats; matrix O(g^2) pair classes for a host of g GPUs. */
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topsim/ts_report.h"
+
+#define GBPS 1e9
+
+static int stream_status(FILE *out) { return ferror(out) ? TS_EIO : 0; }
+
+/* "4:1", "1.5:1", or "1:2" when more goes up than down. */
+static void ratio_text(double r, char *buf, size_t len) {
+  if (r >= 1) snprintf(buf, len, "%.3g:1", r);
+  else snprintf(buf, len, "1:%.3g", r > 0 ? 1 / r : 0);
+}
+
+static uint32_t gpus_of_model(const ts_topo *t, uint32_t model) {
+  const uint32_t *ids;
+  uint32_t n = ts_topo_gpus(t, &ids), c = 0;
+  for (uint32_t i = 0; i < n; i++) c += ts_topo_node(t, ids[i])->model == model;
+  return c;
+}
+
+static void text_counts(const ts_topo *t, const ts_topo_stats *s, FILE *out) {
+  const char *name = ts_topo_name(t);
+  fprintf(out, "topology: %s\n", name && *name ? name : "(unnamed)");
+  fprintf(out, "hosts: %u\nGPUs: %u", s->hosts, s->gpus);
+  const char *sep = " (";
+  for (uint32_t m = 0; m < ts_topo_gpu_model_count(t); m++) {
+    uint32_t c = gpus_of_model(t, m);
+    if (!c) continue;
+    fprintf(out, "%s%s x%u", sep, ts_topo_gpu_model(t, m)->name, c);
+    sep = ", ";
+  }
+  fprintf(out, "%s\nracks: %u\nSUs: %u\nnodes:", *sep == ',' ? ")" : "",
+          s->racks, s->sus);
+  for (int k = 0; k < TS_NODE_KIND_COUNT; k++)
+    fprintf(out, "%s %s %u", k ? "," : "", ts_node_kind_name(k),
+            s->nodes_by_kind[k]);
+  fprintf(out, "\nlinks:");
+  for (int k = 0; k < TS_LINK_KIND_COUNT; k++)
+    fprintf(out, "%s %s %u", k ? "," : "", ts_link_kind_name(k),
+            s->links_by_kind[k]);
+  fputc('\n', out);
+}
+
+static void text_tier(const ts_tier_stats *ts, int k, bool top, FILE *out) {
+  fprintf(out,
+          "  %s: %u switches, ports %llu used %llu free %llu (down %llu, up "
+          "%llu)", ts_tier_name(k), ts->switches,
+          (unsigned long long)ts->ports_total,
+          (unsigned long long)(ts->ports_down + ts->ports_up),
+          (unsigned long long)ts->ports_free,
+          (unsigned long long)ts->ports_down, (unsigned long long)ts->ports_up);
+  char r[32];
+  ratio_text(ts->oversub, r, sizeof r);
+  if (ts->up_bw > 0) fprintf(out, ", oversubscription %s (%.2f)\n", r, ts->oversub);
+  else fprintf(out, top ? ", top tier\n" : ", no uplinks\n");
+}
+
+static void text_plane(const ts_topo *t, const ts_topo_stats *s, uint32_t p,
+                       FILE *out) {
+  const ts_plane *pl = ts_topo_plane(t, p);
+  const ts_plane_stats *ps = &s->planes[p];
+  fprintf(out, "plane '%s': %s, generator %s, preset %s\n", pl->name,
+          ts_plane_kind_name(pl->kind), pl->generator ? pl->generator : "",
+          pl->link_preset && *pl->link_preset ? pl->link_preset : "-");
+  fprintf(out, "  NICs %u (%.1f GB/s), switches %u, links %u\n", ps->nics,
+          ps->nic_bw / GBPS, ps->switches, ps->links);
+  for (uint32_t k = 1; k <= ps->tiers && k <= TS_TIER_MAX; k++)
+    if (ps->tier[k].switches) text_tier(&ps->tier[k], (int)k, k == ps->tiers, out);
+  if (ps->tiers) fprintf(out, "  bisection: %.1f GB/s\n", ps->bisection_bw / GBPS);
+}
+
+int ts_report_topo_summary(const ts_topo *t, const ts_topo_stats *s,
+                           FILE *out) {
+  text_counts(t, s, out);
+  for (uint32_t p = 0; p < s->plane_count; p++) text_plane(t, s, p, out);
+  fprintf(out, "bisection (backend planes): %.1f GB/s\n", s->bisection_bw / GBPS);
+  fprintf(out, "scale-up domain: %u GPUs\n", s->scale_up_domain);
+  fprintf(out, "hops from first GPU: max %u;", s->max_hops);
+  for (int h = 0; h < 16; h++)
+    if (s->hop_hist[h]) fprintf(out, " %d%s:%u", h, h == 15 ? "+" : "", s->hop_hist[h]);
+  fputc('\n', out);
+  return stream_status(out);
+}
+
+/* ---- JSON ---- */
+
+/* Sets o[k] = v, counting failures (NULL v or a failed insert) in *bad. */
+static void jset(json_t *o, const char *k, json_t *v, int *bad) {
+  if (!o || !v) {
+    json_decref(v);
+    (*bad)++;
+  } else if (json_object_set_new(o, k, v)) { /* v already released */
+    (*bad)++;
+  }
+}
+
+/* Appends v to array a, counting failures in *bad. */
+static void japp(json_t *a, json_t *v, int *bad) {
+  if (!a || !v) {
+    json_decref(v);
+    (*bad)++;
+  } else if (json_array_append_new(a, v)) {
+    (*bad)++;
+  }
+}
+
+static json_t *json_counts(const uint32_t *v, int n, bool nodes, int *bad) {
+  json_t *o = json_object();
+  for (int k = 0; k < n; k++)
+    jset(o, nodes ? ts_node_kind_name(k) : ts_link_kind_name(k),
+         json_integer(v[k]), bad);
+  return o;
+}
+
+static json_t *json_models(const ts_topo *t, int *bad) {
+  json_t *a = json_array();
+  for (uint32_t m = 0; m < ts_topo_gpu_model_count(t); m++) {
+    json_t *o = json_object();
+    jset(o, "name", json_string(ts_topo_gpu_model(t, m)->name), bad);
+    jset(o, "count", json_integer(gpus_of_model(t, m)), bad);
+    japp(a, o, bad);
+  }
+  return a;
+}
+
+static json_t *json_tier(const ts_tier_stats *ts, int k, int *bad) {
+  json_t *o = json_object();
+  jset(o, "tier", json_string(ts_tier_name(k)), bad);
+  jset(o, "switches", json_integer(ts->switches), bad);
+  jset(o, "ports_total", json_integer((json_int_t)ts->ports_total), bad);
+  jset(o, "ports_down", json_integer((json_int_t)ts->ports_down), bad);
+  jset(o, "ports_up", json_integer((json_int_t)ts->ports_up), bad);
+  jset(o, "ports_free", json_integer((json_int_t)ts->ports_free), bad);
+  jset(o, "down_bw_Bps", json_real(ts->down_bw), bad);
+  jset(o, "up_bw_Bps", json_real(ts->up_bw), bad);
+  jset(o, "oversub", json_real(ts->oversub), bad);
+  return o;
+}
+
+static json_t *json_plane(const ts_topo *t, const ts_topo_stats *s,
+                          uint32_t p, int *bad) {
+  const ts_plane *pl = ts_topo_plane(t, p);
+  const ts_plane_stats *ps = &s->planes[p];
+  json_t *o = json_object(), *tiers = json_array();
+  jset(o, "name", json_string(pl->name), bad);
+  jset(o, "kind", json_string(ts_plane_kind_name(pl->kind)), bad);
+  jset(o, "generator", json_string(pl->generator ? pl->generator : ""), bad);
+  jset(o, "link_preset", json_string(pl->link_preset ? pl->link_preset : ""), bad);
+  jset(o, "nics", json_integer(ps->nics), bad);
+  jset(o, "switches", json_integer(ps->switches), bad);
+  jset(o, "links", json_integer(ps->links), bad);
+  jset(o, "nic_bw_Bps", json_real(ps->nic_bw), bad);
+  for (uint32_t k = 1; k <= ps->tiers && k <= TS_TIER_MAX; k++)
+    japp(tiers, json_tier(&ps->tier[k], (int)k, bad), bad);
+  jset(o, "tiers", tiers, bad);
+  jset(o, "bisection_bw_Bps", json_real(ps->bisection_bw), bad);
+  return o;
+}
+
+static json_t *json_summary(const ts_topo *t, const ts_topo_stats *s,
+                            int *bad) {
+  json_t *o = json_object(), *planes = json_array(), *hist = json_array();
+  jset(o, "name", json_string(ts_topo_name(t) ? ts_topo_name(t) : ""), bad);
+  jset(o, "hosts", json_integer(s->hosts), bad);
+  jset(o, "gpus", json_integer(s->gpus), bad);
+  jset(o, "gpu_models", json_models(t, bad), bad);
+  jset(o, "racks", json_integer(s->racks), bad);
+  jset(o, "sus", json_integer(s->sus), bad);
+  jset(o, "nodes", json_counts(s->nodes_by_kind, TS_NODE_KIND_COUNT, true, bad), bad);
+  jset(o, "links", json_counts(s->links_by_kind, TS_LINK_KIND_COUNT, false, bad), bad);
+  for (uint32_t p = 0; p < s->plane_count; p++)
+    japp(planes, json_plane(t, s, p, bad), bad);
+  jset(o, "planes", planes, bad);
+  jset(o, "bisection_bw_Bps", json_real(s->bisection_bw), bad);
+  jset(o, "scale_up_domain", json_integer(s->scale_up_domain), bad);
+  jset(o, "max_hops", json_integer(s->max_hops), bad);
+  for (int h = 0; h < 16; h++)
+    japp(hist, json_integer(s->hop_hist[h]), bad);
+  jset(o, "hop_hist", hist, bad);
+  return o;
+}
+
+int ts_report_topo_json(const ts_topo *t, const ts_topo_stats *s, FILE *out) {
+  int bad = 0;
+  json_t *root = json_summary(t, s, &bad);
+  int rc = bad ? TS_ENOMEM : 0;
+  if (!rc && json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER))
+    rc = TS_EIO;
+  json_decref(root);
+  if (!rc) fputc('\n', out);
+  return rc ? rc : stream_status(out);
+}
+
+/* ---- GPU matrix ---- */
+
+static const char *const legend =
+    "\nLegend:\n\n"
+    "  X    = Self\n"
+    "  SYS  = Connection traversing PCIe as well as the SMP interconnect "
+    "between NUMA nodes (e.g., QPI/UPI)\n"
+    "  NODE = Connection traversing PCIe as well as the interconnect between "
+    "PCIe Host Bridges within a NUMA node\n"
+    "  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge "
+    "(typically the CPU)\n"
+    "  PXB  = Connection traversing multiple PCIe bridges (without traversing "
+    "the PCIe Host Bridge)\n"
+    "  PIX  = Connection traversing at most a single PCIe bridge\n"
+    "  NV#  = Connection traversing a bonded set of # NVLinks\n";
+
+static void matrix_row(const ts_topo *t, const uint32_t *g, uint32_t n,
+                       uint32_t i, FILE *out) {
+  fprintf(out, "GPU%u", i);
+  for (uint32_t j = 0; j < n; j++) {
+    char c[16];
+    ts_topo_gpu_pair_class(t, g[i], g[j], c, sizeof c);
+    fprintf(out, "\t%s", c);
+  }
+  int numa = ts_topo_node(t, g[i])->numa;
+  if (numa >= 0) fprintf(out, "\t%d\n", numa);
+  else fprintf(out, "\tN/A\n");
+}
+
+int ts_report_topo_matrix(const ts_topo *t, int32_t host, FILE *out) {
+  const uint32_t *all;
+  uint32_t total = ts_topo_gpus(t, &all), n = 0;
+  uint32_t *g = malloc(((size_t)total + 1) * sizeof *g);
+  if (!g) return TS_ENOMEM;
+  for (uint32_t i = 0; i < total; i++)
+    if (ts_topo_node(t, all[i])->host == host) g[n++] = all[i];
+  if (!n) {
+    free(g);
+    return TS_EUSAGE;
+  }
+  for (uint32_t j = 0; j < n; j++) fprintf(out, "\tGPU%u", j);
+  fprintf(out, "\tNUMA Affinity\n");
+  for (uint32_t i = 0; i < n; i++) matrix_row(t, g, n, i, out);
+  fputs(legend, out);
+  free(g);
+  return stream_status(out);
+}
