@@ -76,7 +76,7 @@ static int parse_group(topo_loader *L, const topo_ynode *m, group_in *g) {
       sc_uint(c, m, "count", true, 1, 1u << 22, &g->count))
     return TS_ESCHEMA;
   g->per_rack = 1;
-  g->per_su = g->count;
+  g->per_su = 0; /* no SU label unless asked: generators then use host order */
   if (sc_uint(c, m, "per_rack", false, 1, 1u << 22, &g->per_rack) ||
       sc_uint(c, m, "per_su", false, 1, 1u << 22, &g->per_su))
     return TS_ESCHEMA;
@@ -104,13 +104,13 @@ static int build_nodes(topo_loader *L, const topo_ynode *seq) {
     for (uint32_t k = 0; k < g.count; k++) {
       char name[160];
       snprintf(name, sizeof name, "%s%u", g.name, k);
+      int32_t su = g.per_su ? su0 + (int32_t)(k / g.per_su) : TS_NONE;
       rc = topo_template_instantiate(L, g.tm, name, host++,
-                                     rack0 + (int32_t)(k / g.per_rack),
-                                     su0 + (int32_t)(k / g.per_su));
+                                     rack0 + (int32_t)(k / g.per_rack), su);
       if (rc) return rc;
     }
     rack0 += (int32_t)((g.count + g.per_rack - 1) / g.per_rack);
-    su0 += (int32_t)((g.count + g.per_su - 1) / g.per_su);
+    if (g.per_su) su0 += (int32_t)((g.count + g.per_su - 1) / g.per_su);
   }
   L->t->host_count = (uint32_t)host;
   return 0;
