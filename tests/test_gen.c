@@ -2,12 +2,14 @@
  *
  * Sizing is checked against NVIDIA's DGX A100 SuperPOD table (40-port HDR
  * QM8700 switches split 20 down / 20 up, 20 nodes per SU, 8 rails) and the
- * 4:1 build of domain.md; the generators are checked on real graphs built
- * with the topo_graph builder: exact switch and link counts per tier, ports
- * per switch within the radix, NICs on the leaf of their rail and SU, and
- * leaf uplinks split evenly. */
+ * 4:1 build of domain.md, pods (folded Clos) against a hand-worked 131,072-
+ * GPU fabric and a small two-pod one; the generators are checked on real
+ * graphs built with the topo_graph builder: exact switch and link counts per
+ * tier, ports per switch within the radix, NICs on the leaf of their rail
+ * and SU, and leaf uplinks split evenly. */
 #include "testutil.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "topo/topo_gen.h"
@@ -209,6 +211,9 @@ static void test_superpod_120(void **state) {
   assert_int_equal(s.spine_up, 12);
   assert_int_equal(s.core_groups, 2);
   assert_int_equal(s.spine_core_links, 1);
+  assert_int_equal(s.pods, 1);
+  assert_int_equal(s.sus_per_pod, 6);
+  assert_int_equal(s.spine_groups, 8);
 }
 
 /* 140 nodes = 7 SUs: per rail group 7 x 20 = 140 / 20 = 7 spines at least
@@ -221,6 +226,100 @@ static void test_superpod_140(void **state) {
   size_fewest(140, &s);
   assert_int_equal(s.leaf_spine_links, 2);
   assert_int_equal(s.cores_per_group, 14);
+  assert_int_equal(s.pods, 1);
+  assert_int_equal(s.sus_per_pod, 7);
+}
+
+/* ---- topo_clos_size: pods (folded Clos, rule 6b) ---- */
+
+/* 16,384 8-GPU nodes (131,072 GPUs), 8 rails, 64 nodes per SU, 128-port
+ * switches split 64/64, 128-port cores. sus = 16384 / 64 = 256, leaves =
+ * 256 x 8 = 2048, leaf_up = 64. One rail group serves at most spine_down =
+ * 64 SUs (64 spines, one cable per leaf), so pods = 256 / 64 = 4 and
+ * spine groups = 4 x 8 = 32 of 64: 2048 spines, each 64 down + 64 up. K =
+ * 2048 / 128 = 16 core groups; a core group holds 64 / 16 = 4 spines of
+ * each of 32 groups = 128 ports; 16 x 64 = 1024 cores. 2048 + 2048 + 1024
+ * = 5120 switches; cables 16384 x 8 = 2048 x 64 = 2048 x 64 = 131,072 per
+ * layer. */
+static void test_pods_131k(void **state) {
+  (void)state;
+  topo_clos_in in = {.hosts = 16384, .rails = 8, .hosts_per_su = 64,
+                     .tiers = 3, .leaf = {128, 64, 64},
+                     .spine = {128, 64, 64}, .core = {128, 0, 0}};
+  topo_clos_shape s;
+  ts_diag d;
+  ts_diag_clear(&d);
+  assert_int_equal(topo_clos_size(&in, &s, &d), 0);
+  assert_int_equal(s.sus, 256);
+  assert_int_equal(s.leaves, 2048);
+  assert_int_equal(s.leaf_down_used, 64);
+  assert_int_equal(s.leaf_up, 64);
+  assert_int_equal(s.pods, 4);
+  assert_int_equal(s.sus_per_pod, 64);
+  assert_int_equal(s.spine_groups, 32);
+  assert_int_equal(s.spines_per_group, 64);
+  assert_int_equal(s.spines, 2048);
+  assert_int_equal(s.leaf_spine_links, 1);
+  assert_int_equal(s.spine_down_used, 64);
+  assert_int_equal(s.spine_up, 64);
+  assert_int_equal(s.core_groups, 16);
+  assert_int_equal(s.cores_per_group, 64);
+  assert_int_equal(s.cores, 1024);
+  assert_int_equal(s.spine_core_links, 1);
+  assert_int_equal(s.leaves + s.spines + s.cores, 5120);
+  assert_int_equal((uint64_t)s.leaves * s.leaf_up, 131072);
+  assert_int_equal((uint64_t)s.spines * s.spine_up * s.spine_core_links,
+                   131072);
+}
+
+/* The small pod fabric of test_rail_pods: leaf 8 = 4/4, spine 8 = 4/4, core
+ * 8, 2 rails, 4 nodes per SU, 24 nodes -> 6 SUs > spine_down 4, so pods of
+ * 4 SUs: 2 pods (4 + 2 SUs), 2 x 2 = 4 spine groups of 4 = 16 spines, each
+ * 4 down + 4 up; K = 16 / 8 = 2 (2 spines x 4 groups = 8 ports per core),
+ * 2 x 4 = 8 cores. */
+static topo_clos_in small_pods(void) {
+  topo_clos_in in = {.hosts = 24, .rails = 2, .hosts_per_su = 4,
+                     .tiers = 3, .leaf = {8, 4, 4}, .spine = {8, 4, 4},
+                     .core = {8, 0, 0}};
+  return in;
+}
+
+static void test_pods_small_size(void **state) {
+  (void)state;
+  topo_clos_in in = small_pods();
+  topo_clos_shape s;
+  ts_diag d;
+  assert_int_equal(topo_clos_size(&in, &s, &d), 0);
+  assert_int_equal(s.sus, 6);
+  assert_int_equal(s.leaves, 12);
+  assert_int_equal(s.pods, 2);
+  assert_int_equal(s.sus_per_pod, 4);
+  assert_int_equal(s.spine_groups, 4);
+  assert_int_equal(s.spines, 16);
+  assert_int_equal(s.spine_down_used, 4);
+  assert_int_equal(s.spine_up, 4);
+  assert_int_equal(s.core_groups, 2);
+  assert_int_equal(s.cores, 8);
+}
+
+/* Pod errors: 4 spine groups cannot all reach a 3-port core (1 short);
+ * forced spines must be pods x rails x leaf_up = 16. */
+static void test_pods_errors(void **state) {
+  (void)state;
+  topo_clos_in in = small_pods();
+  topo_clos_shape s;
+  ts_diag d;
+  in.core.radix = 3;
+  assert_int_equal(topo_clos_size(&in, &s, &d), TS_ESCHEMA);
+  assert_non_null(strstr(d.msg, "each of the 4 spine groups (2 pods x 2 "
+                                "rails; 1 ports short)"));
+  in = small_pods();
+  in.spines = 8;
+  assert_int_equal(topo_clos_size(&in, &s, &d), TS_ESCHEMA);
+  assert_non_null(strstr(d.msg, "= 16 are needed"));
+  in.spines = 16;
+  assert_int_equal(topo_clos_size(&in, &s, &d), 0);
+  assert_int_equal(s.spines, 16);
 }
 
 /* domain.md's 4:1 build: 40-port leaves split 32 down / 8 up, 4 SUs of 32
@@ -369,6 +468,80 @@ static void test_rail_seven_su(void **state) {
   const ts_link *l = ts_topo_link(t, last >> 1);
   assert_int_equal(l->b, core);
   assert_int_equal(ts_topo_node(t, core)->group, 1);
+  ts_topo_free(t);
+}
+
+/* Leaves reachable from leaf `from` through switches only (NICs are never
+ * crossed): a BFS over switch nodes. Returns the count of leaves seen. */
+static uint32_t leaves_reached(const ts_topo *t, uint32_t from) {
+  uint32_t n = ts_topo_node_count(t), head = 0, tail = 0, leaves = 0;
+  uint32_t *queue = malloc(n * sizeof *queue);
+  char *seen = calloc(n, 1);
+  assert_true(queue && seen);
+  queue[tail++] = from;
+  seen[from] = 1;
+  while (head < tail) {
+    uint32_t v = queue[head++];
+    leaves += ts_topo_node(t, v)->tier == TS_TIER_LEAF;
+    for (uint32_t k = 0; k < ts_topo_degree(t, v); k++) {
+      uint32_t w = ts_topo_dir_head(t, ts_topo_adj(t, v)[k]);
+      if (seen[w] || ts_topo_node(t, w)->kind != TS_NODE_SWITCH) continue;
+      seen[w] = 1;
+      queue[tail++] = w;
+    }
+  }
+  free(queue);
+  free(seen);
+  return leaves;
+}
+
+/* The small pod fabric (see small_pods) as a graph. Switches 12 leaves +
+ * 16 spines + 8 cores = 36. Links: 48 NIC + 12 x 4 leaf-spine + 16 x 4
+ * spine-core = 160. Ports: leaf 4 + 4 = 8; pod-0 spines 4 leaves + 4 up =
+ * 8, pod-1 spines (2 SUs) 2 + 4 = 6; cores 2 spines x 4 groups = 8. Each
+ * leaf (su, r) sends 1 cable to each of the 4 spines of group (su / 4) * 2
+ * + r; each core sees all 4 (pod, rail) groups; every leaf reaches all 12
+ * leaves through switches alone. */
+static void test_rail_pods(void **state) {
+  (void)state;
+  ts_topo *t = build_rail(24, small_pods());
+  assert_int_equal(count_kind(t, TS_NODE_SWITCH, TS_TIER_LEAF), 12);
+  assert_int_equal(count_kind(t, TS_NODE_SWITCH, TS_TIER_SPINE), 16);
+  assert_int_equal(count_kind(t, TS_NODE_SWITCH, TS_TIER_CORE), 8);
+  assert_int_equal(ts_topo_link_count(t), 48 + 48 + 64);
+  assert_int_equal(check_radix(t), 8);
+  check_ports(t, TS_TIER_LEAF, 8);
+  check_ports(t, TS_TIER_CORE, 8);
+  check_nics(t);
+  for (uint32_t i = 0; i < ts_topo_node_count(t); i++) {
+    const ts_node *n = ts_topo_node(t, i);
+    if (n->kind != TS_NODE_SWITCH) continue;
+    uint32_t groups = 0, spines = 0; /* bit g: a neighbour in group g */
+    for (uint32_t k = 0; k < ts_topo_degree(t, i); k++) {
+      uint32_t dir = ts_topo_adj(t, i)[k];
+      const ts_node *m = ts_topo_node(t, ts_topo_dir_head(t, dir));
+      if (m->tier != TS_TIER_SPINE) continue;
+      spines++;
+      groups |= 1u << m->group;
+      assert_int_equal(ts_topo_link(t, dir >> 1)->width, 1);
+    }
+    if (n->tier == TS_TIER_LEAF) {
+      assert_int_equal(spines, 4);
+      assert_int_equal(groups, 1u << (n->su / 4 * 2 + n->rail));
+    } else if (n->tier == TS_TIER_CORE) {
+      assert_int_equal(spines, 8);
+      assert_int_equal(groups, 0xfu);
+    } else {
+      uint32_t pod = (uint32_t)n->group / 2;
+      assert_int_equal(topo_ports_used(t, i), pod == 0 ? 8 : 6);
+    }
+    if (n->tier == TS_TIER_LEAF) assert_int_equal(leaves_reached(t, i), 12);
+  }
+  uint32_t id;
+  assert_int_equal(ts_topo_find_node(t, "compute/spine-p1-r0-3", &id), 0);
+  assert_int_equal(ts_topo_node(t, id)->group, 2);
+  assert_int_equal(ts_topo_find_node(t, "compute/leaf-su5-r1", &id), 0);
+  assert_int_equal(ts_topo_plane(t, 0)->tiers, 3);
   ts_topo_free(t);
 }
 
@@ -593,12 +766,16 @@ int main(void) {
       cmocka_unit_test(test_superpod_100),
       cmocka_unit_test(test_superpod_120),
       cmocka_unit_test(test_superpod_140),
+      cmocka_unit_test(test_pods_131k),
+      cmocka_unit_test(test_pods_small_size),
+      cmocka_unit_test(test_pods_errors),
       cmocka_unit_test(test_oversubscribed_4to1),
       cmocka_unit_test(test_forced_spines),
       cmocka_unit_test(test_three_tier_variants),
       cmocka_unit_test(test_size_errors),
       cmocka_unit_test(test_rail_one_su),
       cmocka_unit_test(test_rail_seven_su),
+      cmocka_unit_test(test_rail_pods),
       cmocka_unit_test(test_rail_one_tier),
       cmocka_unit_test(test_rail_bandwidths),
       cmocka_unit_test(test_rail_errors),

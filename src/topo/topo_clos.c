@@ -29,25 +29,51 @@
  *      with leaf_up % s == 0; leaf_spine_links = leaf_up / s. When no such
  *      s <= leaf_up exists the leaves need a third tier (error).
  *      spine_groups = 1.
- *   6. Three tiers: spine_groups = rails; the leaves of one rail (one per
- *      SU) reach only that rail's group. spine_down = spine.down if set,
- *      else radix/2. spines_per_group = the fewest s >= ceil(sus * leaf_up /
- *      spine_down) with leaf_up % s == 0; spine_down_used = sus * leaf_up /
- *      s; spine_up = ceil(spine_down_used * spine.up / spine.down) (1:1 by
- *      default, so = spine_down_used).
+ *   6. Three tiers. spine_down = spine.down if set, else radix/2. A rail
+ *      group of s spines (s | leaf_up, one leaf per SU sending leaf_up / s
+ *      cables to each) serves at most spine_down * s / leaf_up SUs, so one
+ *      group per rail is enough exactly when sus <= spine_down (s = leaf_up).
+ *      a. One pod (sus <= spine_down): pods = 1; spine_groups = rails; the
+ *         leaves of one rail reach only that rail's group. spines_per_group
+ *         = the fewest s >= ceil(sus * leaf_up / spine_down) with leaf_up %
+ *         s == 0; spine_down_used = sus * leaf_up / s.
+ *      b. Pods (folded Clos, sus > spine_down): sus_per_pod = spine_down
+ *         (the most SUs a group can serve: s = leaf_up, one cable per
+ *         leaf-spine pair); pods = ceil(sus / sus_per_pod), SU u in pod
+ *         u / sus_per_pod (the last pod may be partial); spine_groups =
+ *         pods * rails, one per (pod, rail), group id pod * rails + rail;
+ *         leaf (u, r) reaches only group (u / sus_per_pod, r).
+ *         spines_per_group = leaf_up, leaf_spine_links = 1, spine_down_used
+ *         = sus_per_pod (SUs of the fullest pod).
+ *      Both: spine_up = ceil(spine_down_used * spine.up / spine.down) (1:1
+ *      by default, so = spine_down_used). Two tiers and one tier have one
+ *      pod of all SUs.
  *   7. Cores: core_groups K = ceil(spines / core.radix): each core takes one
- *      cable from every spine of its group. Spine j of every rail group
- *      belongs to core group floor(j * K / spines_per_group), so each core
- *      group sees every rail and holds at most ceil(spines_per_group / K) *
- *      rails spines; if that exceeds core.radix K grows by one until it
- *      fits (never for the table above). cores_per_group = spine_up and
- *      spine_core_links = 1 (each spine sends one cable to each core of its
- *      group); cores = K * cores_per_group. Error if spines_per_group < K.
+ *      cable from every spine of its core group. Spine j of every spine
+ *      group (every rail of every pod) belongs to core group floor(j * K /
+ *      spines_per_group), so each core group sees every pod and rail (full
+ *      reachability, balanced ECMP) and holds at most ceil(spines_per_group
+ *      / K) * spine_groups spines; if that exceeds core.radix K grows by
+ *      one until it fits (never for the table above). cores_per_group =
+ *      spine_up and spine_core_links = 1 (each spine sends one cable to
+ *      each core of its group); cores = K * cores_per_group. Error if
+ *      spines_per_group < K, or if spine_groups > core.radix (a core cannot
+ *      see every group: bigger cores or a fourth tier).
  *   8. Nonzero spines / cores in the input force the count; it must still
  *      split evenly: forced spines must divide leaf_up (and, with three
- *      tiers, be a multiple of rails); forced cores must be a multiple of K
- *      whose per-group count divides spine_up (spine_core_links = spine_up
- *      / cores_per_group). Every forced shape is checked against the radix.
+ *      tiers, be a multiple of rails; with pods, equal pods * rails *
+ *      leaf_up); forced cores must be a multiple of K whose per-group count
+ *      divides spine_up (spine_core_links = spine_up / cores_per_group).
+ *      Every forced shape is checked against the radix.
+ *
+ * Worked pod example: 16,384 nodes x 8 rails, 64 nodes per SU, leaves 128
+ * ports split 64/64, spines 128 split 64/64, cores 128. sus = 256, leaves
+ * = 2048, leaf_up = 64; 256 SUs > spine_down 64, so pods = 4 of 64 SUs;
+ * spines = 4 x 8 groups of 64 = 2048, 1 cable per leaf-spine pair,
+ * spine_down_used = spine_up = 64; K = ceil(2048 / 128) = 16 (4 spines of
+ * each of 32 groups = 128 ports per core), cores = 16 x 64 = 1024. Total
+ * 5,120 switches, every switch port used: 131,072 NIC links + 2048 x 64 =
+ * 131,072 leaf-spine cables + 2048 x 64 = 131,072 spine-core cables.
  *
  * Messages say what failed and by how much. Cost: O(radix) for the even-
  * split searches; no allocation. */
@@ -124,6 +150,8 @@ static int size_leaves(const topo_clos_in *in, topo_clos_shape *o,
     return CLOS_ERR(d, "%u SUs x %u rails is over the %u-leaf limit", o->sus,
                     in->rails, CLOS_MAX_SWITCHES);
   o->leaves = o->sus * in->rails;
+  o->pods = 1;
+  o->sus_per_pod = o->sus;
   o->leaf_down_used = in->hosts < per_su ? in->hosts : per_su;
   if (in->tiers == 1) return size_one_tier(in, o, d);
   uint32_t down, up;
@@ -170,21 +198,34 @@ static int size_two_tiers(const topo_clos_in *in, topo_clos_shape *o,
   return 0;
 }
 
-/* Rule 6: spines of one rail group (forced: in->spines / rails). */
-static int size_spine_group(const topo_clos_in *in, topo_clos_shape *o,
-                            uint32_t spine_down, ts_diag *d) {
+/* Spine-tier fields both rule-6 branches share: s spines in each of the
+ * pods * rails groups, per_pod SUs in the fullest pod. */
+static int set_spine_groups(const topo_clos_in *in, topo_clos_shape *o,
+                            uint32_t pods, uint32_t per_pod, uint32_t s,
+                            ts_diag *d) {
+  uint64_t groups = (uint64_t)pods * in->rails;
+  if (groups * s > CLOS_MAX_SWITCHES)
+    return CLOS_ERR(d, "%u spines x %llu groups is over the %u-switch limit",
+                    s, (unsigned long long)groups, CLOS_MAX_SWITCHES);
+  o->pods = pods;
+  o->sus_per_pod = per_pod;
+  o->spine_groups = (uint32_t)groups;
+  o->spines_per_group = s;
+  o->spines = (uint32_t)groups * s;
+  o->leaf_spine_links = o->leaf_up / s;
+  o->spine_down_used = o->sus_per_pod * o->leaf_spine_links;
+  return 0;
+}
+
+/* Rule 6, one pod: spines of one rail group (forced: in->spines / rails).
+ * Called only with sus <= spine_down, so s = leaf_up always fits. */
+static int size_one_pod(const topo_clos_in *in, topo_clos_shape *o,
+                        uint32_t spine_down, ts_diag *d) {
   uint64_t cables = (uint64_t)o->sus * o->leaf_up;
   uint64_t need = ceil_div(cables, spine_down);
   uint32_t s = in->spines / in->rails;
   if (!in->spines) {
     s = even_split(o->leaf_up, need);
-    if (!s)
-      return CLOS_ERR(d, "%u SUs need a fourth tier: each rail group's %llu "
-                      "uplinks need %llu spines with %u down ports, but %u "
-                      "uplinks per leaf split evenly over at most %u",
-                      o->sus, (unsigned long long)cables,
-                      (unsigned long long)need, spine_down, o->leaf_up,
-                      o->leaf_up);
   } else if (in->spines % in->rails || !s || o->leaf_up % s) {
     return CLOS_ERR(d, "%u spines do not split into %u rail groups that "
                     "divide each leaf's %u uplinks evenly", in->spines,
@@ -194,31 +235,42 @@ static int size_spine_group(const topo_clos_in *in, topo_clos_shape *o,
                     "take %llu leaf uplinks (%llu needed)", s, spine_down,
                     (unsigned long long)cables, (unsigned long long)need);
   }
-  if ((uint64_t)s * in->rails > CLOS_MAX_SWITCHES)
-    return CLOS_ERR(d, "%u spines x %u rails is over the %u-switch limit", s,
-                    in->rails, CLOS_MAX_SWITCHES);
-  o->spine_groups = in->rails;
-  o->spines_per_group = s;
-  o->spines = s * in->rails;
-  o->leaf_spine_links = o->leaf_up / s;
-  o->spine_down_used = o->sus * o->leaf_spine_links;
-  return 0;
+  return set_spine_groups(in, o, 1, o->sus, s, d);
+}
+
+/* Rule 6, pods: a group of leaf_up spines serves spine_down SUs with one
+ * cable per leaf-spine pair; SUs fill pods in order (the last may be
+ * partial). Filling rather than balancing keeps growth to adding SUs to
+ * the last pod without recabling the others; balancing (ceil(sus / pods)
+ * per pod) would lower spine_up and the core count for a partial last pod. */
+static int size_pods(const topo_clos_in *in, topo_clos_shape *o,
+                     uint32_t spine_down, ts_diag *d) {
+  uint32_t pods = (uint32_t)ceil_div(o->sus, spine_down);
+  uint64_t want = (uint64_t)pods * in->rails * o->leaf_up;
+  if (in->spines && in->spines != want)
+    return CLOS_ERR(d, "%u spines forced, but %u SUs make %u pods of %u: "
+                    "%u pods x %u rails x %u spines = %llu are needed",
+                    in->spines, o->sus, pods, spine_down, pods, in->rails,
+                    o->leaf_up, (unsigned long long)want);
+  return set_spine_groups(in, o, pods, spine_down, o->leaf_up, d);
 }
 
 /* Rule 7: fewest core groups K whose largest group fits a core. */
 static int size_core_groups(const topo_clos_in *in, topo_clos_shape *o,
                             ts_diag *d) {
-  uint32_t spg = o->spines_per_group;
+  uint32_t spg = o->spines_per_group, groups = o->spine_groups;
   uint32_t k = (uint32_t)ceil_div(o->spines, in->core.radix);
-  while (k < spg && ceil_div(spg, k) * in->rails > in->core.radix) k++;
+  if (groups > in->core.radix)
+    return CLOS_ERR(d, "core radix %u cannot take one cable from a spine of "
+                    "each of the %u spine groups (%u pods x %u rails; %u "
+                    "ports short): use bigger cores or a fourth tier",
+                    in->core.radix, groups, o->pods, in->rails,
+                    groups - in->core.radix);
+  while (k < spg && ceil_div(spg, k) * groups > in->core.radix) k++;
   if (spg < k)
     return CLOS_ERR(d, "%u spines need %u core groups of radix-%u cores, but "
-                    "a rail group has only %u spines to spread over them "
+                    "a spine group has only %u spines to spread over them "
                     "(%u short)", o->spines, k, in->core.radix, spg, k - spg);
-  if (in->rails > in->core.radix)
-    return CLOS_ERR(d, "core radix %u cannot take one cable from a spine of "
-                    "each of the %u rails (%u ports short)", in->core.radix,
-                    in->rails, in->rails - in->core.radix);
   o->core_groups = k;
   return 0;
 }
@@ -237,7 +289,7 @@ static int size_cores(const topo_clos_in *in, topo_clos_shape *o, ts_diag *d) {
   o->cores = k * cpg;
   o->spine_core_links = o->spine_up / cpg;
   uint64_t used =
-      ceil_div(o->spines_per_group, k) * in->rails * o->spine_core_links;
+      ceil_div(o->spines_per_group, k) * o->spine_groups * o->spine_core_links;
   if (used > in->core.radix)
     return CLOS_ERR(d, "%u cores of radix %u would each take %llu spine "
                     "cables (%llu over)", o->cores, in->core.radix,
@@ -255,7 +307,8 @@ static int size_three_tiers(const topo_clos_in *in, topo_clos_shape *o,
     return CLOS_ERR(d, "spine radix %u split %u down / %u up leaves no %s "
                     "ports for three tiers", in->spine.radix, down, up,
                     up ? "down" : "up");
-  int rc = size_spine_group(in, o, down, d);
+  int rc = o->sus <= down ? size_one_pod(in, o, down, d)
+                          : size_pods(in, o, down, d);
   if (rc) return rc;
   o->spine_up = (uint32_t)ceil_div((uint64_t)o->spine_down_used * up, down);
   rc = size_core_groups(in, o, d);

@@ -38,7 +38,11 @@ typedef struct topo_clos_shape {
   uint32_t leaves;             /* sus * rails */
   uint32_t leaf_down_used;     /* NIC ports used on the fullest leaf */
   uint32_t leaf_up;            /* uplinks per leaf */
-  uint32_t spine_groups;       /* 1 for two tiers; rails for three */
+  uint32_t pods;               /* 1 unless three tiers need several */
+  uint32_t sus_per_pod;        /* SUs in the fullest pod (sus with 1 pod);
+                                  SU u is in pod u / sus_per_pod */
+  uint32_t spine_groups;       /* 1 for two tiers; pods * rails for three,
+                                  group id pod * rails + rail */
   uint32_t spines_per_group;
   uint32_t spines;             /* spine_groups * spines_per_group */
   uint32_t leaf_spine_links;   /* cables between a leaf and each spine */
@@ -62,10 +66,10 @@ typedef struct topo_rail_spec {
 } topo_rail_spec;
 
 /* rail_optimized: one leaf per rail per SU, leaves to spines (all spines for
- * two tiers; per-rail spine groups for three), spines to cores in core
- * groups. NIC i of every host links to the rail-i leaf of its SU with the
- * NIC's port speed (t->port_bw). Labels: leaf rail/su/tier, spine
- * group/tier, core group/tier. */
+ * two tiers; the spine group of the leaf's (pod, rail) for three), spines
+ * to cores in core groups. NIC i of every host links to the rail-i leaf of
+ * its SU with the NIC's port speed (t->port_bw). Labels: leaf rail/su/tier,
+ * spine group (pod * rails + rail)/tier, core group/tier. */
 int topo_gen_rail_optimized(ts_topo *t, uint16_t plane,
                             const topo_rail_spec *spec, ts_diag *d);
 

@@ -4,11 +4,13 @@
  * Shape comes from topo_clos_size; this file only instantiates it:
  *   leaves  "<plane>/leaf-su<S>-r<R>"  id leaf0  + S*rails + R
  *   spines  "<plane>/spine-g<G>-<J>"   id spine0 + G*spines_per_group + J
+ *           "<plane>/spine-p<P>-r<R>-<J>" instead when pods > 1 (G =
+ *           P*rails + R; one-pod names stay as they were)
  *   cores   "<plane>/core-g<K>-<J>"    id core0  + K*cores_per_group + J
  * Invariants: a NIC's leaf has the NIC's rail and SU; every leaf reaches
- * each spine of its group (all spines with two tiers, its rail's group with
- * three) with the same cable count; spine J of every rail group reaches
- * every core of core group floor(J*K/spines_per_group).
+ * each spine of its group (all spines with two tiers, the group of its pod
+ * and rail with three) with the same cable count; spine J of every spine
+ * group reaches every core of core group floor(J*K/spines_per_group).
  * NIC placement: hosts are the distinct host labels of the plane's NICs in
  * id order (NICs of one host are contiguous); a NIC's rail is its rail label
  * or else its index among its host's NICs on the plane; its SU is its su
@@ -85,7 +87,11 @@ static void rail_add_switches(rail_ctx *c) {
   for (uint32_t g = 0; g < s->spine_groups; g++)
     for (uint32_t j = 0; j < s->spines_per_group; j++) {
       p.group = (int32_t)g;
-      topo_add_node(c->t, &p, "%s/spine-g%u-%u", c->pname, g, j);
+      if (s->pods > 1)
+        topo_add_node(c->t, &p, "%s/spine-p%u-r%u-%u", c->pname,
+                      g / c->in.rails, g % c->in.rails, j);
+      else
+        topo_add_node(c->t, &p, "%s/spine-g%u-%u", c->pname, g, j);
     }
   p = topo_gen_switch(TS_NODE_SWITCH, TS_TIER_CORE, c->plane,
                       c->in.core.radix);
@@ -131,11 +137,14 @@ static int rail_link_nics(rail_ctx *c, uint32_t *fill) {
   return 0;
 }
 
-/* Leaf (su, r) to each spine of its group: group r with three tiers. */
+/* Leaf (su, r) to each spine of its group: with three tiers, group
+ * pod * rails + r where pod = su / sus_per_pod (group r with one pod). */
 static void rail_link_spines(rail_ctx *c) {
   const topo_clos_shape *s = &c->sh;
+  uint32_t rails = c->in.rails;
   for (uint32_t leaf = 0; leaf < s->leaves; leaf++) {
-    uint32_t g = c->in.tiers == 3 ? leaf % c->in.rails : 0;
+    uint32_t su = leaf / rails, r = leaf % rails;
+    uint32_t g = c->in.tiers == 3 ? su / s->sus_per_pod * rails + r : 0;
     for (uint32_t j = 0; j < s->spines_per_group; j++)
       topo_gen_bundle(c->t, c->leaf0 + leaf,
                       c->spine0 + g * s->spines_per_group + j, TS_LINK_NET,
@@ -144,7 +153,7 @@ static void rail_link_spines(rail_ctx *c) {
   }
 }
 
-/* Spine j of every rail group to every core of core group j*K/spg. */
+/* Spine j of every spine group to every core of core group j*K/spg. */
 static void rail_link_cores(rail_ctx *c) {
   const topo_clos_shape *s = &c->sh;
   for (uint32_t sp = 0; sp < s->spines && s->cores; sp++) {
