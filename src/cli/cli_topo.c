@@ -134,7 +134,7 @@ static int report_problems(const ts_topo *t, const char *file, int quiet_ok) {
 
 static int emit(const ts_topo *t, const topo_opts *o, FILE *out) {
   if (o->mode == OUT_MATRIX) {
-    int32_t host;
+    int32_t host = 0;
     int rc = resolve_host(t, o->node, &host);
     if (rc) return rc;
     if (ts_report_topo_matrix(t, host, out))
