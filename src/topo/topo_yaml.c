@@ -282,19 +282,20 @@ static int yp_reader_error(yp_state *yp) {
 }
 
 /* Scanner and parser errors: libyaml's problem at its mark, plus the
- * context ("while parsing a flow sequence") and where that began. */
+ * context ("while parsing a flow sequence") and where that began. libyaml
+ * says nothing specific about tabs, so name them when one is at the mark. */
 static int yp_syntax_error(yp_state *yp) {
   const yaml_parser_t *p = &yp->parser;
   yaml_mark_t m = p->problem_mark, c = p->context_mark;
   const char *prob = p->problem ? p->problem : "malformed YAML";
   const char *tab = yp_byte_at(yp->buf, yp->len, m) == '\t'
-                        ? " (tabs cannot be used for indentation)" : "";
+                        ? "; tabs cannot be used for indentation" : "";
   if (!p->context)
     return yp_err(yp, TS_ESYNTAX, m, "%s%s", prob, tab);
   if (c.line == m.line && c.column == m.column)
-    return yp_err(yp, TS_ESYNTAX, m, "%s%s (%s)", prob, tab, p->context);
-  return yp_err(yp, TS_ESYNTAX, m, "%s%s (%s at line %zu, column %zu)", prob,
-                tab, p->context, c.line + 1, c.column + 1);
+    return yp_err(yp, TS_ESYNTAX, m, "%s (%s)%s", prob, p->context, tab);
+  return yp_err(yp, TS_ESYNTAX, m, "%s (%s started at line %zu, column %zu)%s",
+                prob, p->context, c.line + 1, c.column + 1, tab);
 }
 
 static int yp_libyaml_error(yp_state *yp) {
