@@ -15,6 +15,8 @@
  *   alias    ::= '*' name              name anchored earlier, its node closed
  * Tags and merge keys are not interpreted: a tag is dropped and "<<" is an
  * ordinary key. Input must be UTF-8 (a leading UTF-8 BOM is skipped).
+ * A node's position is that of its first token, so an anchored node starts
+ * at its '&'.
  *
  * Limits: TOPO_YAML_MAX_BYTES of input; TOPO_YAML_MAX_DEPTH open collections
  * (the root collection is depth 1; scalars do not add depth);
@@ -33,7 +35,7 @@
  *   scalar event     O(length) copy; O(1) expected duplicate check as a key
  *   collection end   O(children) copy out of the scratch vector
  *   alias event      O(1) expected anchor lookup; nothing is copied
- *   duplicate check  one hash over (map id, key bytes) for the whole parse
+ *   duplicate check  O(1) expected: one hash of (map id, key bytes) per parse
  *   topo_ymap_get    O(pairs) linear scan
  *   parse            O(input) time and memory; topo_ydoc_free O(chunks)
  */
@@ -203,8 +205,8 @@ typedef struct yp_state {
   ya_arena *arena;
   topo_ydoc *doc;
   ts_diag *d;
-  const char *buf;
-  size_t len;
+  const char *buf;     /* the input after any BOM */
+  size_t len, skipped; /* skipped: BOM bytes, for file offsets in messages */
   yp_frame stack[TOPO_YAML_MAX_DEPTH];
   int depth;
   topo_ynode **kids;   /* children of all open collections, innermost last */
@@ -277,8 +279,10 @@ static int yp_reader_error(yp_state *yp) {
                        "binary or non-UTF-8 input: %s at end of input",
                        p->problem);
   return ts_diag_set(yp->d, TS_ESYNTAX, yp->doc->file, line, col,
-                     "binary or non-UTF-8 input: %s (byte 0x%02X at offset %zu)",
-                     p->problem, (unsigned char)yp->buf[off], off);
+                     "binary or non-UTF-8 input: %s "
+                     "(byte 0x%02X at offset %zu)",
+                     p->problem, (unsigned char)yp->buf[off],
+                     off + yp->skipped);
 }
 
 /* Scanner and parser errors: libyaml's problem at its mark, plus the
@@ -556,8 +560,12 @@ int topo_yaml_parse(const char *buf, size_t len, const char *file,
                        TOPO_YAML_MAX_BYTES);
   topo_ydoc *doc = yp_doc_new(file);
   if (!doc) return ts_diag_set(d, TS_ENOMEM, file, 0, 0, "out of memory");
+  /* libyaml skips a BOM only when it detects the encoding, and detecting
+   * would also admit UTF-16: pin UTF-8 and skip a UTF-8 BOM here. */
+  size_t bom = buf && len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
   yp_state yp = {.arena = doc->arena, .doc = doc, .d = d,
-                 .buf = buf ? buf : "", .len = len};
+                 .buf = buf ? buf + bom : "", .len = len - bom,
+                 .skipped = bom};
   int rc = yp_parse(&yp);
   if (rc) {
     topo_ydoc_free(doc);
