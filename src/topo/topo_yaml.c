@@ -54,7 +54,12 @@
 /* ---- arena ------------------------------------------------------------ */
 
 #define YA_CHUNK (64u << 10)
-#define YA_ALIGN _Alignof(max_align_t)
+/* 8, not max_align_t's 16: the arena holds only nodes, pointers, strings
+ * and yp_anchor (uint64_t), and 16 would round a 48-byte node up to 64. */
+#define YA_ALIGN ((size_t)8)
+_Static_assert(_Alignof(topo_ynode) <= 8 && _Alignof(uint64_t) <= 8 &&
+                   _Alignof(void *) <= 8,
+               "arena alignment too small");
 
 typedef struct ya_chunk {
   struct ya_chunk *next;
