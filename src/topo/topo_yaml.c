@@ -15,6 +15,8 @@
  *   alias    ::= '*' name              name anchored earlier, its node closed
  * Tags and merge keys are not interpreted: a tag is dropped and "<<" is an
  * ordinary key. Input must be UTF-8 (a leading UTF-8 BOM is skipped).
+ * A node's position is that of its first token, so an anchored node starts
+ * at its '&'.
  *
  * Limits: TOPO_YAML_MAX_BYTES of input; TOPO_YAML_MAX_DEPTH open collections
  * (the root collection is depth 1; scalars do not add depth);
@@ -33,7 +35,7 @@
  *   scalar event     O(length) copy; O(1) expected duplicate check as a key
  *   collection end   O(children) copy out of the scratch vector
  *   alias event      O(1) expected anchor lookup; nothing is copied
- *   duplicate check  one hash over (map id, key bytes) for the whole parse
+ *   duplicate check  O(1) expected: one hash of (map id, key bytes) per parse
  *   topo_ymap_get    O(pairs) linear scan
  *   parse            O(input) time and memory; topo_ydoc_free O(chunks)
  */
@@ -52,7 +54,12 @@
 /* ---- arena ------------------------------------------------------------ */
 
 #define YA_CHUNK (64u << 10)
-#define YA_ALIGN _Alignof(max_align_t)
+/* 8, not max_align_t's 16: the arena holds only nodes, pointers, strings
+ * and yp_anchor (uint64_t), and 16 would round a 48-byte node up to 64. */
+#define YA_ALIGN ((size_t)8)
+_Static_assert(_Alignof(topo_ynode) <= 8 && _Alignof(uint64_t) <= 8 &&
+                   _Alignof(void *) <= 8,
+               "arena alignment too small");
 
 typedef struct ya_chunk {
   struct ya_chunk *next;
@@ -203,8 +210,8 @@ typedef struct yp_state {
   ya_arena *arena;
   topo_ydoc *doc;
   ts_diag *d;
-  const char *buf;
-  size_t len;
+  const char *buf;     /* the input after any BOM */
+  size_t len, skipped; /* skipped: BOM bytes, for file offsets in messages */
   yp_frame stack[TOPO_YAML_MAX_DEPTH];
   int depth;
   topo_ynode **kids;   /* children of all open collections, innermost last */
@@ -277,24 +284,27 @@ static int yp_reader_error(yp_state *yp) {
                        "binary or non-UTF-8 input: %s at end of input",
                        p->problem);
   return ts_diag_set(yp->d, TS_ESYNTAX, yp->doc->file, line, col,
-                     "binary or non-UTF-8 input: %s (byte 0x%02X at offset %zu)",
-                     p->problem, (unsigned char)yp->buf[off], off);
+                     "binary or non-UTF-8 input: %s "
+                     "(byte 0x%02X at offset %zu)",
+                     p->problem, (unsigned char)yp->buf[off],
+                     off + yp->skipped);
 }
 
 /* Scanner and parser errors: libyaml's problem at its mark, plus the
- * context ("while parsing a flow sequence") and where that began. */
+ * context ("while parsing a flow sequence") and where that began. libyaml
+ * says nothing specific about tabs, so name them when one is at the mark. */
 static int yp_syntax_error(yp_state *yp) {
   const yaml_parser_t *p = &yp->parser;
   yaml_mark_t m = p->problem_mark, c = p->context_mark;
   const char *prob = p->problem ? p->problem : "malformed YAML";
   const char *tab = yp_byte_at(yp->buf, yp->len, m) == '\t'
-                        ? " (tabs cannot be used for indentation)" : "";
+                        ? "; tabs cannot be used for indentation" : "";
   if (!p->context)
     return yp_err(yp, TS_ESYNTAX, m, "%s%s", prob, tab);
   if (c.line == m.line && c.column == m.column)
-    return yp_err(yp, TS_ESYNTAX, m, "%s%s (%s)", prob, tab, p->context);
-  return yp_err(yp, TS_ESYNTAX, m, "%s%s (%s at line %zu, column %zu)", prob,
-                tab, p->context, c.line + 1, c.column + 1);
+    return yp_err(yp, TS_ESYNTAX, m, "%s (%s)%s", prob, p->context, tab);
+  return yp_err(yp, TS_ESYNTAX, m, "%s (%s started at line %zu, column %zu)%s",
+                prob, p->context, c.line + 1, c.column + 1, tab);
 }
 
 static int yp_libyaml_error(yp_state *yp) {
@@ -555,8 +565,12 @@ int topo_yaml_parse(const char *buf, size_t len, const char *file,
                        TOPO_YAML_MAX_BYTES);
   topo_ydoc *doc = yp_doc_new(file);
   if (!doc) return ts_diag_set(d, TS_ENOMEM, file, 0, 0, "out of memory");
+  /* libyaml skips a BOM only when it detects the encoding, and detecting
+   * would also admit UTF-16: pin UTF-8 and skip a UTF-8 BOM here. */
+  size_t bom = buf && len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
   yp_state yp = {.arena = doc->arena, .doc = doc, .d = d,
-                 .buf = buf ? buf : "", .len = len};
+                 .buf = buf ? buf + bom : "", .len = len - bom,
+                 .skipped = bom};
   int rc = yp_parse(&yp);
   if (rc) {
     topo_ydoc_free(doc);
