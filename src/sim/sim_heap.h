@@ -1,0 +1,67 @@
+/* sim_heap.h - private indexed 4-ary min-heap of event slots.
+ *
+ * Keys are (time, seq): seq is the engine's insertion counter, unique per
+ * push, so the order is total and equal times pop in insertion order. The
+ * heap is intrusive in struct-of-arrays form: pos[s] is the heap index of
+ * event slot s (the field libuv and OMNeT++ keep inside each node), updated
+ * on every move, so removing or re-keying any slot is O(log n) without a
+ * search. Keeping pos[] apart from the event records keeps the sift loops on
+ * two dense arrays (keys and slots) plus a 4-byte-per-slot index.
+ *
+ * Invariants (checked by sim_heap_verify):
+ *   - for 0 < i < n: key[(i-1)/4] < key[i];
+ *   - for i < n: pos[slot[i]] == i; every other slot s < cap has
+ *     pos[s] == SIM_HEAP_NONE;
+ *   - n <= cap; key is offset so each sibling group key[4i+1..4i+4] (64
+ *     bytes) starts on a 64-byte boundary: one cache line per level.
+ *
+ * Costs: push O(log4 n) (new late events usually stop after one compare);
+ * pop and remove O(3 log4 n) compares; update O(log4 n); top O(1); grow
+ * O(cap) copy, amortized O(1) when the caller doubles. Push never allocates:
+ * the engine grows the heap together with its event pool. */
+#ifndef TOPSIM_SIM_HEAP_H
+#define TOPSIM_SIM_HEAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define SIM_HEAP_NONE UINT32_MAX
+
+typedef struct sim_key {
+  uint64_t time; /* due time, ps */
+  uint64_t seq;  /* insertion counter: breaks ties, never repeats */
+} sim_key;
+
+typedef struct sim_heap {
+  sim_key *key;   /* key[0..n): heap-ordered keys */
+  uint32_t *slot; /* slot[i]: event slot of entry i */
+  uint32_t *pos;  /* pos[s]: entry index of slot s, or SIM_HEAP_NONE */
+  void *key_mem;  /* allocation behind key (key is offset into it) */
+  uint32_t n;     /* entries */
+  uint32_t cap;   /* capacity in entries and in slots */
+} sim_heap;
+
+/* Empty heap with no storage. */
+void sim_heap_init(sim_heap *h);
+/* Frees the storage; h is empty afterwards. */
+void sim_heap_fini(sim_heap *h);
+/* Grows capacity (entries and slots) to cap; 0, or TS_ENOMEM leaving h
+ * unchanged. cap below the current capacity is a no-op. */
+int sim_heap_grow(sim_heap *h, uint32_t cap);
+
+/* Adds slot s (< cap, not queued) with key (time, seq). */
+void sim_heap_push(sim_heap *h, uint32_t s, uint64_t time, uint64_t seq);
+/* Removes the minimum; returns its slot. h must not be empty. */
+uint32_t sim_heap_pop(sim_heap *h);
+/* Removes queued slot s. */
+void sim_heap_remove(sim_heap *h, uint32_t s);
+/* Gives queued slot s the key (time, seq) and restores order. */
+void sim_heap_update(sim_heap *h, uint32_t s, uint64_t time, uint64_t seq);
+/* True if every invariant above holds (O(n + cap); for tests). */
+bool sim_heap_verify(const sim_heap *h);
+
+static inline bool sim_heap_queued(const sim_heap *h, uint32_t s) {
+  return s < h->cap && h->pos[s] != SIM_HEAP_NONE;
+}
+
+#endif
