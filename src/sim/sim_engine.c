@@ -3,7 +3,9 @@
  * Layout: ev[0..cap) is the event pool (callback, ctx, arg, generation); free
  * slots are chained through next_free. Pending events live in the heap
  * (sim_heap.c) keyed by (time, seq), where seq counts schedule and
- * reschedule calls, so equal times fire in insertion order.
+ * reschedule calls, so equal times fire in insertion order. seq is 32-bit;
+ * when it runs out the queue is renumbered in order (O(n log n) once per
+ * ~4e9 schedules), so ties stay exact over any run length.
  *
  * Invariants:
  *   - a slot is pending iff sim_heap_queued(heap, slot); otherwise it is on
@@ -25,6 +27,7 @@
 #include <time.h>
 
 #include "sim/sim_assert.h"
+#include "sim/sim_engine.h"
 #include "sim/sim_heap.h"
 #include "topsim/ts_sim.h"
 
@@ -41,7 +44,8 @@ typedef struct sim_event {
 
 struct ts_sim {
   ts_time_ps now;
-  uint64_t next_seq;
+  uint32_t next_seq;  /* seq of the next schedule or reschedule */
+  uint32_t seq_limit; /* renumber queued seqs when next_seq reaches this */
   sim_heap heap;
   sim_event *ev;
   uint32_t cap;
@@ -92,6 +96,7 @@ int ts_sim_new(ts_sim **out) {
   if (!sim) return TS_ENOMEM;
   sim_heap_init(&sim->heap);
   sim->free_head = SIM_HEAP_NONE;
+  sim->seq_limit = SIM_SEQ_LIMIT;
   if (sim_grow(sim, SIM_FIRST_CAP)) {
     ts_sim_free(sim);
     return TS_ENOMEM;
@@ -134,6 +139,19 @@ static inline void sim_free_slot(ts_sim *sim, uint32_t s) {
   sim->free_head = s;
 }
 
+/* Next tie-breaking seq; renumbers the queue first when seqs run out, which
+ * keeps every queued order and makes room for ~4e9 more. */
+static inline uint32_t sim_take_seq(ts_sim *sim) {
+  if (sim->next_seq >= sim->seq_limit)
+    sim->next_seq = sim_heap_renumber(&sim->heap);
+  return sim->next_seq++;
+}
+
+void sim_set_seq_limit(ts_sim *sim, uint32_t limit) {
+  SIM_ASSERT(limit >= 1, "seq limit must be positive");
+  sim->seq_limit = limit;
+}
+
 int ts_sim_schedule(ts_sim *sim, ts_time_ps at, ts_sim_fn fn, void *ctx,
                     uint64_t arg, ts_event_id *out_id) {
   if (at < sim->now || !fn) return TS_EUSAGE;
@@ -144,7 +162,7 @@ int ts_sim_schedule(ts_sim *sim, ts_time_ps at, ts_sim_fn fn, void *ctx,
   e->fn = fn;
   e->ctx = ctx;
   e->arg = arg;
-  sim_heap_push(&sim->heap, s, at, sim->next_seq++);
+  sim_heap_push(&sim->heap, s, at, sim_take_seq(sim));
   sim->st.events_scheduled++;
   if (sim->heap.n > sim->st.peak_pending) sim->st.peak_pending = sim->heap.n;
   if (out_id) *out_id = sim_make_id(e->gen, s);
@@ -169,7 +187,7 @@ int ts_sim_cancel(ts_sim *sim, ts_event_id id) {
 int ts_sim_reschedule(ts_sim *sim, ts_event_id id, ts_time_ps at) {
   uint32_t s = sim_live_slot(sim, id);
   if (s == SIM_HEAP_NONE || at < sim->now) return TS_EUSAGE;
-  sim_heap_update(&sim->heap, s, at, sim->next_seq++);
+  sim_heap_update(&sim->heap, s, at, sim_take_seq(sim));
   sim->st.events_rescheduled++;
   return TS_OK;
 }
@@ -187,7 +205,7 @@ void ts_sim_stop(ts_sim *sim) {
 static bool sim_loop(ts_sim *sim, ts_time_ps limit) {
   sim_heap *h = &sim->heap;
   while (!sim->stop && h->n > 0) {
-    ts_time_ps t = h->key[0].time;
+    ts_time_ps t = h->e[0].time;
     if (t > limit) break;
     SIM_DASSERT(t >= sim->now, "event due before the clock");
     uint32_t s = sim_heap_pop(h);

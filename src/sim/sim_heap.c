@@ -1,11 +1,12 @@
 /* sim_heap.c - indexed 4-ary min-heap keyed by (time, seq).
  *
- * Why 4-ary: a pop sifts down about log4 n levels instead of log2 n, and the
- * four children of a node sit in one 64-byte line (16-byte keys, aligned by
- * an offset of three entries), so each level costs one cache miss where a
- * binary heap costs one per level over twice the levels. Keys are held by
- * value, not behind pointers to events. Upgrade path if profiles ever say
- * so: a calendar queue or ladder queue for O(1) hold, at the price of tuning.
+ * Why 4-ary with 16-byte entries by value: a pop sifts down about log4 n
+ * levels instead of log2 n, and the four children of a node sit in one
+ * 64-byte line (aligned by an offset of three entries), so a level costs one
+ * line of entries plus one pos[] write, where a binary heap of pointers to
+ * events costs a miss per child over twice the levels. Upgrade path if
+ * profiles ever say so: a calendar or ladder queue for O(1) hold, at the
+ * price of tuning its bucket width to the model.
  *
  * Moves use the hole technique: the moving entry is held in registers and
  * written once at its final place; each entry it passes is shifted by one
@@ -18,58 +19,56 @@
 #include "topsim/ts_error.h"
 
 #define ARITY 4
-#define KEY_OFFSET 3 /* key[0] at byte 48: key[4i+1] is 64-byte aligned */
+#define E_OFFSET 3 /* e[0] at byte 48: e[4i+1] is 64-byte aligned */
 #define LINE 64
 
-static inline bool key_less(sim_key a, sim_key b) {
-  return a.time < b.time || (a.time == b.time && a.seq < b.seq);
+static inline bool entry_less(const sim_entry *a, const sim_entry *b) {
+  return a->time < b->time || (a->time == b->time && a->seq < b->seq);
 }
 
 void sim_heap_init(sim_heap *h) { memset(h, 0, sizeof *h); }
 
 void sim_heap_fini(sim_heap *h) {
-  free(h->key_mem);
-  free(h->slot);
+  free(h->e_mem);
   free(h->pos);
   sim_heap_init(h);
 }
 
 int sim_heap_grow(sim_heap *h, uint32_t cap) {
   if (cap <= h->cap) return TS_OK;
-  size_t bytes = ((size_t)cap + KEY_OFFSET) * sizeof(sim_key);
+  size_t bytes = ((size_t)cap + E_OFFSET) * sizeof(sim_entry);
   bytes = (bytes + LINE - 1) / LINE * LINE; /* aligned_alloc wants a multiple */
-  void *km = aligned_alloc(LINE, bytes);
-  uint32_t *sl = realloc(h->slot, (size_t)cap * sizeof *sl);
-  if (sl) h->slot = sl;
-  uint32_t *ps = realloc(h->pos, (size_t)cap * sizeof *ps);
-  if (ps) h->pos = ps;
-  if (!km || !sl || !ps) {
-    free(km); /* slot/pos keep their grown blocks: harmless, cap unchanged */
+  void *mem = aligned_alloc(LINE, bytes);
+  if (!mem) return TS_ENOMEM;
+  uint32_t *pos = realloc(h->pos, (size_t)cap * sizeof *pos);
+  if (!pos) {
+    free(mem);
     return TS_ENOMEM;
   }
-  sim_key *key = (sim_key *)km + KEY_OFFSET;
-  if (h->n) memcpy(key, h->key, (size_t)h->n * sizeof *key);
-  free(h->key_mem);
-  h->key_mem = km;
-  h->key = key;
-  for (uint32_t s = h->cap; s < cap; s++) ps[s] = SIM_HEAP_NONE;
+  sim_entry *e = (sim_entry *)mem + E_OFFSET;
+  if (h->n) memcpy(e, h->e, (size_t)h->n * sizeof *e);
+  free(h->e_mem);
+  h->e_mem = mem;
+  h->e = e;
+  h->pos = pos;
+  for (uint32_t s = h->cap; s < cap; s++) pos[s] = SIM_HEAP_NONE;
   h->cap = cap;
   return TS_OK;
 }
 
-/* Writes entry (k, s) at index i. */
-static inline void heap_place(sim_heap *h, uint32_t i, sim_key k, uint32_t s) {
-  h->key[i] = k;
-  h->slot[i] = s;
-  h->pos[s] = i;
+/* Writes entry x at index i. */
+static inline void heap_place(sim_heap *h, uint32_t i, const sim_entry *x) {
+  h->e[i] = *x;
+  h->pos[x->slot] = i;
 }
 
-/* Moves the hole at i up while k beats the parent; returns the final index. */
-static uint32_t heap_sift_up(sim_heap *h, uint32_t i, sim_key k) {
+/* Moves the hole at i up while x beats the parent; returns the final index. */
+static inline uint32_t heap_sift_up(sim_heap *h, uint32_t i,
+                                    const sim_entry *x) {
   while (i > 0) {
     uint32_t p = (i - 1) / ARITY;
-    if (!key_less(k, h->key[p])) break;
-    heap_place(h, i, h->key[p], h->slot[p]);
+    if (!entry_less(x, &h->e[p])) break;
+    heap_place(h, i, &h->e[p]);
     i = p;
   }
   return i;
@@ -79,57 +78,52 @@ static uint32_t heap_sift_up(sim_heap *h, uint32_t i, sim_key k) {
 static inline uint32_t heap_min_child(const sim_heap *h, uint32_t i) {
   size_t c = (size_t)i * ARITY + 1;
   if (c >= h->n) return SIM_HEAP_NONE;
-  const sim_key *k = h->key;
+  const sim_entry *e = h->e;
   if (c + ARITY <= h->n) { /* full group: a two-round tournament */
-    size_t a = key_less(k[c + 1], k[c]) ? c + 1 : c;
-    size_t b = key_less(k[c + 3], k[c + 2]) ? c + 3 : c + 2;
-    return (uint32_t)(key_less(k[b], k[a]) ? b : a);
+    size_t a = entry_less(&e[c + 1], &e[c]) ? c + 1 : c;
+    size_t b = entry_less(&e[c + 3], &e[c + 2]) ? c + 3 : c + 2;
+    return (uint32_t)(entry_less(&e[b], &e[a]) ? b : a);
   }
   size_t best = c;
   for (size_t j = c + 1; j < h->n; j++)
-    if (key_less(k[j], k[best])) best = j;
+    if (entry_less(&e[j], &e[best])) best = j;
   return (uint32_t)best;
 }
 
-/* Moves the hole at i down while a child beats k; returns the final index. */
-static uint32_t heap_sift_down(sim_heap *h, uint32_t i, sim_key k) {
+/* Moves the hole at i down while a child beats x; returns the final index. */
+static inline uint32_t heap_sift_down(sim_heap *h, uint32_t i,
+                                      const sim_entry *x) {
   for (;;) {
     uint32_t c = heap_min_child(h, i);
-    if (c == SIM_HEAP_NONE || !key_less(h->key[c], k)) break;
-    heap_place(h, i, h->key[c], h->slot[c]);
+    if (c == SIM_HEAP_NONE || !entry_less(&h->e[c], x)) break;
+    heap_place(h, i, &h->e[c]);
     i = c;
   }
   return i;
 }
 
-void sim_heap_push(sim_heap *h, uint32_t s, uint64_t time, uint64_t seq) {
-  SIM_DASSERT(h->n < h->cap && s < h->cap, "heap push beyond capacity");
-  SIM_DASSERT(h->pos[s] == SIM_HEAP_NONE, "heap push of a queued slot");
-  sim_key k = {time, seq};
-  uint32_t i = heap_sift_up(h, h->n++, k);
-  heap_place(h, i, k, s);
+/* Puts x, whose old place i is now a hole, where it belongs. */
+static void heap_settle(sim_heap *h, uint32_t i, const sim_entry *x) {
+  uint32_t j = heap_sift_up(h, i, x);
+  if (j == i) j = heap_sift_down(h, i, x);
+  heap_place(h, j, x);
 }
 
-/* Fills the hole at i with the last entry (the heap shrinks by one). */
-static void heap_fill_hole(sim_heap *h, uint32_t i) {
-  uint32_t last = --h->n;
-  if (i == last) return;
-  sim_key k = h->key[last];
-  uint32_t s = h->slot[last];
-  uint32_t j = heap_sift_up(h, i, k);
-  if (j == i) j = heap_sift_down(h, i, k);
-  heap_place(h, j, k, s);
+void sim_heap_push(sim_heap *h, uint32_t s, uint64_t time, uint32_t seq) {
+  SIM_DASSERT(h->n < h->cap && s < h->cap, "heap push beyond capacity");
+  SIM_DASSERT(h->pos[s] == SIM_HEAP_NONE, "heap push of a queued slot");
+  sim_entry x = {time, seq, s};
+  heap_place(h, heap_sift_up(h, h->n++, &x), &x);
 }
 
 uint32_t sim_heap_pop(sim_heap *h) {
   SIM_DASSERT(h->n > 0, "pop from an empty heap");
-  uint32_t s = h->slot[0];
+  uint32_t s = h->e[0].slot;
   h->pos[s] = SIM_HEAP_NONE;
   uint32_t last = --h->n;
   if (last > 0) { /* the last entry can only go down from the root */
-    sim_key k = h->key[last];
-    uint32_t ls = h->slot[last];
-    heap_place(h, heap_sift_down(h, 0, k), k, ls);
+    sim_entry x = h->e[last];
+    heap_place(h, heap_sift_down(h, 0, &x), &x);
   }
   return s;
 }
@@ -137,27 +131,42 @@ uint32_t sim_heap_pop(sim_heap *h) {
 void sim_heap_remove(sim_heap *h, uint32_t s) {
   SIM_ASSERT(sim_heap_queued(h, s), "heap remove of a slot not queued");
   uint32_t i = h->pos[s];
-  SIM_ASSERT(i < h->n && h->slot[i] == s, "heap index out of sync");
+  SIM_ASSERT(i < h->n && h->e[i].slot == s, "heap index out of sync");
   h->pos[s] = SIM_HEAP_NONE;
-  heap_fill_hole(h, i);
+  uint32_t last = --h->n;
+  if (i == last) return;
+  sim_entry x = h->e[last]; /* fill the hole with the last entry */
+  heap_settle(h, i, &x);
 }
 
-void sim_heap_update(sim_heap *h, uint32_t s, uint64_t time, uint64_t seq) {
+void sim_heap_update(sim_heap *h, uint32_t s, uint64_t time, uint32_t seq) {
   SIM_ASSERT(sim_heap_queued(h, s), "heap update of a slot not queued");
   uint32_t i = h->pos[s];
-  SIM_ASSERT(i < h->n && h->slot[i] == s, "heap index out of sync");
-  sim_key k = {time, seq};
-  uint32_t j = heap_sift_up(h, i, k);
-  if (j == i) j = heap_sift_down(h, i, k);
-  heap_place(h, j, k, s);
+  SIM_ASSERT(i < h->n && h->e[i].slot == s, "heap index out of sync");
+  sim_entry x = {time, seq, s};
+  heap_settle(h, i, &x);
+}
+
+static int entry_cmp(const void *a, const void *b) {
+  const sim_entry *x = a, *y = b;
+  return entry_less(x, y) ? -1 : entry_less(y, x) ? 1 : 0;
+}
+
+uint32_t sim_heap_renumber(sim_heap *h) {
+  qsort(h->e, h->n, sizeof *h->e, entry_cmp); /* sorted => still a heap */
+  for (uint32_t i = 0; i < h->n; i++) {
+    h->e[i].seq = i;
+    h->pos[h->e[i].slot] = i;
+  }
+  return h->n;
 }
 
 bool sim_heap_verify(const sim_heap *h) {
   if (h->n > h->cap) return false;
-  if (h->cap && ((uintptr_t)(h->key + 1) % LINE) != 0) return false;
+  if (h->cap && ((uintptr_t)(h->e + 1) % LINE) != 0) return false;
   for (uint32_t i = 0; i < h->n; i++) {
-    if (i > 0 && !key_less(h->key[(i - 1) / ARITY], h->key[i])) return false;
-    if (h->slot[i] >= h->cap || h->pos[h->slot[i]] != i) return false;
+    if (i > 0 && !entry_less(&h->e[(i - 1) / ARITY], &h->e[i])) return false;
+    if (h->e[i].slot >= h->cap || h->pos[h->e[i].slot] != i) return false;
   }
   uint32_t queued = 0;
   for (uint32_t s = 0; s < h->cap; s++) queued += h->pos[s] != SIM_HEAP_NONE;
