@@ -29,6 +29,7 @@
 #include "sim/sim_assert.h"
 #include "sim/sim_engine.h"
 #include "sim/sim_heap.h"
+#include "sim/sim_mem.h"
 #include "topsim/ts_sim.h"
 
 #define SIM_MAX_PENDING (UINT32_C(1) << 31)
@@ -77,10 +78,15 @@ static double sim_clock_s(void) {
 /* Grows the pool and the heap to cap slots, chaining the new ones. */
 static int sim_grow(ts_sim *sim, uint32_t cap) {
   if (cap <= sim->cap) return TS_OK;
-  sim_event *ev = realloc(sim->ev, (size_t)cap * sizeof *ev);
+  sim_event *ev = sim_mem_alloc((size_t)cap * sizeof *ev);
   if (!ev) return TS_ENOMEM;
+  if (sim_heap_grow(&sim->heap, cap)) {
+    free(ev);
+    return TS_ENOMEM;
+  }
+  if (sim->cap) memcpy(ev, sim->ev, (size_t)sim->cap * sizeof *ev);
+  free(sim->ev);
   sim->ev = ev;
-  if (sim_heap_grow(&sim->heap, cap)) return TS_ENOMEM; /* ev stays usable */
   for (uint32_t s = sim->cap; s < cap; s++) {
     ev[s] = (sim_event){.gen = 1, .next_free = s + 1};
   }
@@ -214,6 +220,7 @@ static bool sim_loop(ts_sim *sim, ts_time_ps limit) {
     void *ctx = e->ctx;
     uint64_t arg = e->arg;
     sim_free_slot(sim, s); /* before the call: ev may move if fn schedules */
+    if (h->n > 0) __builtin_prefetch(&sim->ev[h->e[0].slot]); /* next event */
     sim->now = t;
     sim->st.events_processed++;
     fn(sim, ctx, arg);

@@ -16,15 +16,32 @@
 
 #include "sim/sim_assert.h"
 #include "sim/sim_heap.h"
+#include "sim/sim_mem.h"
 #include "topsim/ts_error.h"
 
 #define ARITY 4
 #define E_OFFSET 3 /* e[0] at byte 48: e[4i+1] is 64-byte aligned */
 #define LINE 64
 
+_Static_assert(sizeof(sim_entry) == 16, "four heap entries per cache line");
+
+#if defined(__SIZEOF_INT128__) && defined(__BYTE_ORDER__) && \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+__extension__ typedef unsigned __int128 sim_u128;
+
+/* (time, seq) order as one 128-bit compare: cmp + sbb, no branch. With
+ * random times the outcome is a coin toss, so a jump would mispredict. */
+static inline bool entry_less(const sim_entry *a, const sim_entry *b) {
+  sim_u128 x, y;
+  memcpy(&x, a, sizeof x);
+  memcpy(&y, b, sizeof y);
+  return x < y;
+}
+#else
 static inline bool entry_less(const sim_entry *a, const sim_entry *b) {
   return a->time < b->time || (a->time == b->time && a->seq < b->seq);
 }
+#endif
 
 void sim_heap_init(sim_heap *h) { memset(h, 0, sizeof *h); }
 
@@ -36,9 +53,7 @@ void sim_heap_fini(sim_heap *h) {
 
 int sim_heap_grow(sim_heap *h, uint32_t cap) {
   if (cap <= h->cap) return TS_OK;
-  size_t bytes = ((size_t)cap + E_OFFSET) * sizeof(sim_entry);
-  bytes = (bytes + LINE - 1) / LINE * LINE; /* aligned_alloc wants a multiple */
-  void *mem = aligned_alloc(LINE, bytes);
+  void *mem = sim_mem_alloc(((size_t)cap + E_OFFSET) * sizeof(sim_entry));
   if (!mem) return TS_ENOMEM;
   uint32_t *pos = realloc(h->pos, (size_t)cap * sizeof *pos);
   if (!pos) {
@@ -112,19 +127,56 @@ static void heap_settle(sim_heap *h, uint32_t i, const sim_entry *x) {
 void sim_heap_push(sim_heap *h, uint32_t s, uint64_t time, uint32_t seq) {
   SIM_DASSERT(h->n < h->cap && s < h->cap, "heap push beyond capacity");
   SIM_DASSERT(h->pos[s] == SIM_HEAP_NONE, "heap push of a queued slot");
-  sim_entry x = {time, seq, s};
+  sim_entry x = {.slot = s, .seq = seq, .time = time};
   heap_place(h, heap_sift_up(h, h->n++, &x), &x);
 }
 
+/* Least of the full sibling group e[c..c+4), selected without jumps. */
+static inline size_t heap_min4(const sim_entry *e, size_t c) {
+  size_t a = c + entry_less(&e[c + 1], &e[c]);
+  size_t b = c + 2 + entry_less(&e[c + 3], &e[c + 2]);
+  size_t b_wins = entry_less(&e[b], &e[a]);
+  return a + (b - a) * b_wins;
+}
+
+/* Floyd's bottom-up pop: the hole left by the root walks down the path of
+ * least children to a leaf (3 compares a level, no compare against the
+ * entry being placed), then the last entry sifts up from there; it came from
+ * the bottom, so it rarely climbs more than a level. The next level's lines
+ * are prefetched while the current one is compared. */
 uint32_t sim_heap_pop(sim_heap *h) {
   SIM_DASSERT(h->n > 0, "pop from an empty heap");
-  uint32_t s = h->e[0].slot;
+  sim_entry *e = h->e;
+  uint32_t s = e[0].slot;
   h->pos[s] = SIM_HEAP_NONE;
-  uint32_t last = --h->n;
-  if (last > 0) { /* the last entry can only go down from the root */
-    sim_entry x = h->e[last];
-    heap_place(h, heap_sift_down(h, 0, &x), &x);
+  size_t n = --h->n;
+  if (n == 0) return s;
+  sim_entry x = e[n];
+  size_t hole = 0, c = 1;
+  while (c + ARITY <= n) {
+    size_t g = c * ARITY + 1; /* the groups below c..c+3: 4 lines in a row */
+    if (g + ARITY * ARITY <= n) {
+      const char *p = (const char *)&e[g];
+      __builtin_prefetch(p);
+      __builtin_prefetch(p + LINE);
+      __builtin_prefetch(p + 2 * LINE);
+      __builtin_prefetch(p + 3 * LINE);
+    }
+    size_t m = heap_min4(e, c);
+    e[hole] = e[m];
+    h->pos[e[hole].slot] = (uint32_t)hole;
+    hole = m;
+    c = m * ARITY + 1;
   }
+  if (c < n) { /* a last, partial group */
+    size_t m = c;
+    for (size_t j = c + 1; j < n; j++)
+      if (entry_less(&e[j], &e[m])) m = j;
+    e[hole] = e[m];
+    h->pos[e[hole].slot] = (uint32_t)hole;
+    hole = m;
+  }
+  heap_place(h, heap_sift_up(h, (uint32_t)hole, &x), &x);
   return s;
 }
 
@@ -143,7 +195,7 @@ void sim_heap_update(sim_heap *h, uint32_t s, uint64_t time, uint32_t seq) {
   SIM_ASSERT(sim_heap_queued(h, s), "heap update of a slot not queued");
   uint32_t i = h->pos[s];
   SIM_ASSERT(i < h->n && h->e[i].slot == s, "heap index out of sync");
-  sim_entry x = {time, seq, s};
+  sim_entry x = {.slot = s, .seq = seq, .time = time};
   heap_settle(h, i, &x);
 }
 

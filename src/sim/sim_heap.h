@@ -35,10 +35,13 @@
 
 #define SIM_SEQ_LIMIT UINT32_MAX /* renumber before handing out this seq */
 
+/* Field order is chosen so that on little-endian targets the 16 bytes read
+ * as one unsigned 128-bit integer time:seq:slot, which sim_heap.c compares in
+ * two instructions (slot never decides: seq is unique). */
 typedef struct sim_entry {
-  uint64_t time; /* due time, ps */
-  uint32_t seq;  /* insertion counter: breaks ties, unique while queued */
   uint32_t slot; /* event slot */
+  uint32_t seq;  /* insertion counter: breaks ties, unique while queued */
+  uint64_t time; /* due time, ps */
 } sim_entry;
 
 typedef struct sim_heap {
