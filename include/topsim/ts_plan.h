@@ -55,11 +55,14 @@ typedef struct ts_plan_tier {
 
 /* Effect of one switch of a tier failing (the worst such switch). */
 typedef struct ts_plan_failure {
-  uint32_t switches_hit;      /* leaves (spine, core: spines) losing uplinks */
-  double uplink_loss;         /* fraction of each hit switch's uplinks lost */
+  uint32_t switches_hit;      /* spine: leaves, core: spines losing uplinks */
+  double uplink_loss;         /* leaf: 1/rails of each hit node's NIC
+                                 bandwidth; else of each hit switch's
+                                 uplinks */
   uint32_t nodes_hit;         /* leaf: nodes losing one rail */
   uint32_t gpus_slowed;       /* GPUs whose NIC or path lost capacity */
-  uint32_t gpus_cut_off;      /* GPUs left with no path off their node */
+  uint32_t gpus_cut_off;      /* GPUs losing every fabric path they had to
+                                 some other GPU (docs/planning.md) */
   double bisection_after;     /* nominal bytes/s, tier-cut as below */
 } ts_plan_failure;
 
@@ -106,10 +109,10 @@ const char *ts_plan_preset_names(void);
 const char *ts_plan_template_names(void);
 
 /* Plans req into *out (zeroed first). Returns 0, or TS_EUSAGE for a bad
- * request (no size, both sizes, split impossible on the radix), TS_ESCHEMA
- * when the rules cannot build it within max_tiers (d says why: the message
- * of the last tier tried), TS_ENOINPUT/TS_ESYNTAX for a template file that
- * cannot be read, TS_ENOMEM. On error *out holds nothing to free; on
+ * request (no size, both sizes, unknown template, split impossible on the
+ * radix) and for one the rules cannot build within max_tiers (d says why:
+ * the message of the last tier tried), TS_ENOINPUT/TS_ESYNTAX/TS_ELIMIT for
+ * a template file that cannot be read, TS_ENOMEM. On error *out holds nothing to free; on
  * success free it with ts_plan_free. */
 int ts_plan_compute(const ts_plan_request *req, ts_plan_result *out,
                     ts_diag *d);
