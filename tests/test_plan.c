@@ -192,6 +192,26 @@ static void test_failures(void **state) {
 
 /* ---- requests the planner refuses ---- */
 
+/* Pods: 4,096 DGX H100 on 64-port NDR (32:32, 32-node SUs, 8 rails): 128
+ * SUs exceed what one rail group serves (32), so 4 pods of 32 SUs: 1,024
+ * leaves, 32 (pod, rail) spine groups of 32 = 1,024 spines, K = 16 core
+ * groups of 32 = 512 cores. One spine serves the 32 leaves of its (pod,
+ * rail) group: 32 leaves x 32 nodes x 1 GPU per rail = 1,024 GPUs slowed,
+ * each leaf losing 1/32 of its uplinks. */
+static void test_pod_failures(void **state) {
+  (void)state;
+  ts_plan_request q = preset("h100-superpod");
+  q.nodes = 4096;
+  ts_plan_result r;
+  compute_ok(&q, &r);
+  assert_int_equal(r.tier[TS_PLAN_SPINE].switches, 1024);
+  assert_int_equal(r.tier[TS_PLAN_CORE].switches, 512);
+  assert_int_equal(r.fail[TS_PLAN_SPINE].switches_hit, 32);
+  assert_int_equal(r.fail[TS_PLAN_SPINE].gpus_slowed, 1024);
+  assert_true(fabs(r.fail[TS_PLAN_SPINE].uplink_loss - 1.0 / 32) < 1e-12);
+  ts_plan_free(&r);
+}
+
 static void expect_usage(ts_plan_request q, const char *msg) {
   ts_plan_result r;
   ts_diag d;
@@ -375,6 +395,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_a100_table), cmocka_unit_test(test_h100),
       cmocka_unit_test(test_cables),     cmocka_unit_test(test_failures),
+      cmocka_unit_test(test_pod_failures),
       cmocka_unit_test(test_errors),     cmocka_unit_test(test_rounding),
       cmocka_unit_test(test_round_trip), cmocka_unit_test(test_templates),
   };

@@ -99,7 +99,11 @@ static void fail_spine(const topo_clos_shape *s, ts_plan_result *r) {
   if (r->tiers < 2) return;
   f->switches_hit = s->leaves / s->spine_groups;
   f->uplink_loss = 1.0 / s->spines_per_group;
-  uint32_t gpus = s->spine_groups > 1 ? r->nodes * gpus_per_rail(r) : r->gpus;
+  /* A spine of a (pod, rail) group serves that group's leaves only: the
+   * rail's GPUs of the nodes under them (one group: every GPU). */
+  uint32_t gpus = s->spine_groups > 1
+                      ? f->switches_hit * s->leaf_down_used * gpus_per_rail(r)
+                      : r->gpus;
   if (gpus > r->gpus) gpus = r->gpus;
   if (s->spines_per_group > 1) f->gpus_slowed = gpus;
   else if (s->sus > 1 || r->rails > 1) f->gpus_cut_off = gpus;
