@@ -39,6 +39,12 @@ struct ts_route {
   uint32_t *cand;                /* 4 candidate buffers of max_deg each */
   uint32_t max_deg;
   uint32_t *bfs_node, *bfs_from; /* plane BFS queue, bfs_cap entries */
+  /* Cache-friendly copies for the fabric scans, which would otherwise miss
+   * the cache on every link and node record of a 128-port switch:
+   * adj_head[i] = head of adj[i]; nclass[n] = route_class of node n. */
+  uint32_t *adj_head;
+  uint32_t *nclass;
+  uint32_t *down_dir;            /* fabric: switch -> dir down to the dst leaf */
   uint32_t bfs_cap;
 };
 
@@ -72,6 +78,14 @@ int route_fail(route_walk *w, const char *fmt, ...)
 
 /* A fresh stamp generation (wraps by clearing the stamps). */
 uint32_t route_new_gen(ts_route *r);
+
+/* kind | tier << 4 | plane << 16 of a node. */
+static inline uint32_t route_class(uint32_t kind, uint32_t tier,
+                                   uint32_t plane) {
+  return kind | tier << 4 | plane << 16;
+}
+#define ROUTE_CLASS_PLANE_KIND 0xFFFF000Fu
+#define ROUTE_CLASS_TIER(c) (((c) >> 4) & 0xFu)
 
 static inline bool route_live(const ts_route *r, uint32_t link) {
   return !r->state || !r->state->down[link];

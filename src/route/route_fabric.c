@@ -38,71 +38,72 @@ typedef struct fab {
   ts_route *r;
   const ts_topo *t;
   uint16_t plane;
+  uint32_t want;      /* class bits of a switch of the plane */
   uint32_t lb;
   uint32_t gen;       /* stamp marking S */
   uint32_t *c[4];     /* candidate buffers, max_deg each */
 } fab;
 
-/* A live network link of the plane from the current switch to a switch. */
-static bool fab_ok(const fab *f, uint32_t dir) {
-  const ts_link *l = &f->t->links[dir >> 1];
-  const ts_node *h = &f->t->nodes[topo_dir_head(f->t, dir)];
-  return l->kind == TS_LINK_NET && l->plane == f->plane &&
-         h->kind == TS_NODE_SWITCH && h->plane == f->plane &&
-         route_live(f->r, dir >> 1);
-}
-
-/* Live directions x -> y into buf. */
-static uint32_t fab_to(const fab *f, uint32_t x, uint32_t y, uint32_t *buf) {
-  const ts_topo *t = f->t;
-  uint32_t n = 0;
-  for (uint32_t i = t->adj_off[x]; i < t->adj_off[x + 1]; i++)
-    if (topo_dir_head(t, t->adj[i]) == y && fab_ok(f, t->adj[i]))
-      buf[n++] = t->adj[i];
-  return n;
+/* Adjacency entry i (of the current node) is a live link into a switch of
+ * the plane. Only switches of a plane carry network links of that plane,
+ * so the head's class says it all; reads the compact arrays only. */
+static bool fab_ok(const fab *f, uint32_t i) {
+  uint32_t c = f->r->nclass[f->r->adj_head[i]];
+  return (c & ROUTE_CLASS_PLANE_KIND) == f->want &&
+         route_live(f->r, f->t->adj[i] >> 1);
 }
 
 /* Live uplinks of x (to a higher tier) into buf; stamped heads only if
- * `in_s`. */
-static uint32_t fab_up(const fab *f, uint32_t x, bool in_s, uint32_t *buf) {
+ * `in_s`. With s non-NULL, also the stamped ones into s (count in *ns). */
+static uint32_t fab_up2(const fab *f, uint32_t x, bool in_s, uint32_t *buf,
+                        uint32_t *s, uint32_t *ns) {
   const ts_topo *t = f->t;
-  uint32_t n = 0;
+  const ts_route *r = f->r;
+  uint32_t n = 0, tier = ROUTE_CLASS_TIER(r->nclass[x]);
   for (uint32_t i = t->adj_off[x]; i < t->adj_off[x + 1]; i++) {
-    uint32_t dir = t->adj[i], h = topo_dir_head(t, dir);
-    if (!fab_ok(f, dir)) continue;
-    if (in_s ? f->r->stamp[h] == f->gen : t->nodes[h].tier > t->nodes[x].tier)
-      buf[n++] = dir;
+    uint32_t h = r->adj_head[i];
+    bool stamped = r->stamp[h] == f->gen;
+    if (in_s ? !stamped : ROUTE_CLASS_TIER(r->nclass[h]) <= tier) continue;
+    if (!fab_ok(f, i)) continue;
+    buf[n++] = t->adj[i];
+    if (s && stamped) s[(*ns)++] = t->adj[i];
   }
   return n;
 }
 
-/* Stamps S: switches above lb with a live link down to it. */
+static uint32_t fab_up(const fab *f, uint32_t x, bool in_s, uint32_t *buf) {
+  return fab_up2(f, x, in_s, buf, NULL, NULL);
+}
+
+/* Stamps S: switches above lb with a live link down to it, and records
+ * that link (the first live one when cables to one switch are split over
+ * several links; generators bundle them into one). */
 static void fab_mark(fab *f) {
   const ts_topo *t = f->t;
+  const ts_route *r = f->r;
+  uint32_t tier = ROUTE_CLASS_TIER(r->nclass[f->lb]);
   f->gen = route_new_gen(f->r);
   for (uint32_t i = t->adj_off[f->lb]; i < t->adj_off[f->lb + 1]; i++) {
-    uint32_t dir = t->adj[i], h = topo_dir_head(t, dir);
-    if (fab_ok(f, dir) && t->nodes[h].tier > t->nodes[f->lb].tier)
+    uint32_t h = r->adj_head[i];
+    if (ROUTE_CLASS_TIER(r->nclass[h]) > tier && r->stamp[h] != f->gen &&
+        fab_ok(f, i)) {
       f->r->stamp[h] = f->gen;
+      f->r->down_dir[h] = t->adj[i] ^ 1u;
+    }
   }
 }
 
-/* Appends ups[0..n) then the live link from the last head down to lb. */
+/* Appends ups[0..n) then the link from the last head down to lb. */
 static int fab_finish(fab *f, const uint32_t *ups, uint32_t n) {
-  uint32_t z = topo_dir_head(f->t, ups[n - 1]);
-  uint32_t k = fab_to(f, z, f->lb, f->c[3]);
-  if (!k) return route_fail(f->w, "stamped switch lost its link (bug)");
-  uint32_t down = f->c[3][route_choose(&f->w->pick, k)];
+  uint32_t down = f->r->down_dir[topo_dir_head(f->t, ups[n - 1])];
   for (uint32_t i = 0; i < n; i++)
     if (route_append(f->w, ups[i])) return TS_EINVALID;
   return route_append(f->w, down) ? TS_EINVALID : 1;
 }
 
-/* Step 1: turn one tier up. 1 appended, 0 no such turn, < 0 error. */
-static int fab_two(fab *f, uint32_t la) {
-  uint32_t n = fab_up(f, la, true, f->c[0]);
-  if (!n) return 0;
-  uint32_t up = f->c[0][route_choose(&f->w->pick, n)];
+/* Step 1: turn one tier up, over one of the ns uplinks of la into S. */
+static int fab_two(fab *f, const uint32_t *s, uint32_t ns) {
+  uint32_t up = s[route_choose(&f->w->pick, ns)];
   return fab_finish(f, &up, 1);
 }
 
@@ -123,9 +124,8 @@ static int fab_core(fab *f, uint32_t d1) {
   return 0;
 }
 
-/* Step 2: turn two tiers up. */
-static int fab_three(fab *f, uint32_t la) {
-  uint32_t *up = f->c[0], nu = fab_up(f, la, false, up);
+/* Step 2: turn two tiers up, over one of la's nu uplinks. */
+static int fab_three(fab *f, uint32_t *up, uint32_t nu) {
   while (nu) {
     uint32_t i = route_choose(&f->w->pick, nu);
     int rc = fab_core(f, up[i]);
@@ -145,8 +145,8 @@ static int fab_bfs(fab *f, uint32_t la) {
   for (uint32_t q = 0; q < n; q++) {
     uint32_t u = q ? topo_dir_head(t, r->bfs_node[q]) : la;
     for (uint32_t i = t->adj_off[u]; i < t->adj_off[u + 1]; i++) {
-      uint32_t dir = t->adj[i], h = topo_dir_head(t, dir);
-      if (!fab_ok(f, dir) || r->stamp[h] == gen || n == r->bfs_cap) continue;
+      uint32_t dir = t->adj[i], h = r->adj_head[i];
+      if (!fab_ok(f, i) || r->stamp[h] == gen || n == r->bfs_cap) continue;
       r->stamp[h] = gen;
       r->bfs_node[n] = dir;
       r->bfs_from[n] = q;
@@ -173,7 +173,7 @@ static uint32_t fab_nic(const fab *f, uint32_t x, uint32_t *buf) {
   const ts_topo *t = f->t;
   uint32_t n = 0;
   for (uint32_t i = t->adj_off[x]; i < t->adj_off[x + 1]; i++)
-    if (fab_ok(f, t->adj[i])) buf[n++] = t->adj[i];
+    if (fab_ok(f, i)) buf[n++] = t->adj[i];
   return n;
 }
 
@@ -184,6 +184,7 @@ static const char *name_of(const ts_topo *t, uint32_t id) {
 int route_fabric(route_walk *w, uint32_t nic_a, uint32_t nic_b) {
   const ts_topo *t = w->t;
   fab f = {.w = w, .r = w->r, .t = t, .plane = t->nodes[nic_a].plane};
+  f.want = route_class(TS_NODE_SWITCH, 0, f.plane);
   for (int i = 0; i < 4; i++) f.c[i] = w->r->cand + (size_t)i * w->r->max_deg;
   uint32_t na = fab_nic(&f, nic_a, f.c[0]);
   if (!na) return route_fail(w, "NIC '%s' has no live link", name_of(t, nic_a));
@@ -197,8 +198,8 @@ int route_fabric(route_walk *w, uint32_t nic_a, uint32_t nic_b) {
   int rc = 1;
   if (la != f.lb) {
     fab_mark(&f);
-    rc = fab_two(&f, la);
-    if (!rc) rc = fab_three(&f, la);
+    uint32_t ns = 0, nu = fab_up2(&f, la, false, f.c[0], f.c[3], &ns);
+    rc = ns ? fab_two(&f, f.c[3], ns) : fab_three(&f, f.c[0], nu);
     if (!rc && strcmp(t->planes[f.plane].generator, "explicit") == 0)
       rc = fab_bfs(&f, la);
   }

@@ -146,7 +146,17 @@ int route_tables_build(ts_route *r) {
   r->cand = malloc((size_t)r->max_deg * 4 * sizeof *r->cand);
   r->bfs_node = malloc((size_t)r->bfs_cap * sizeof *r->bfs_node);
   r->bfs_from = malloc((size_t)r->bfs_cap * sizeof *r->bfs_from);
-  if (!r->cand || !r->bfs_node || !r->bfs_from) return TS_ENOMEM;
+  r->adj_head = malloc(((size_t)t->link_count * 2 + 1) * sizeof *r->adj_head);
+  r->nclass = malloc(((size_t)t->node_count + 1) * sizeof *r->nclass);
+  r->down_dir = malloc(((size_t)t->node_count + 1) * sizeof *r->down_dir);
+  if (!r->cand || !r->bfs_node || !r->bfs_from || !r->adj_head ||
+      !r->nclass || !r->down_dir)
+    return TS_ENOMEM;
+  for (uint32_t i = 0; i < t->adj_off[t->node_count]; i++)
+    r->adj_head[i] = topo_dir_head(t, t->adj[i]);
+  for (uint32_t i = 0; i < t->node_count; i++)
+    r->nclass[i] = route_class(t->nodes[i].kind, t->nodes[i].tier,
+                               t->nodes[i].plane);
   for (uint32_t g = 0; g < t->gpu_count; g++) r->aux[t->gpus[g]] = g;
   for (size_t i = 0; i < (size_t)t->gpu_count * r->planes; i++)
     r->gpu_nic[i] = ROUTE_NONE;
@@ -163,6 +173,9 @@ void route_tables_free(ts_route *r) {
   free(r->cand);
   free(r->bfs_node);
   free(r->bfs_from);
+  free(r->adj_head);
+  free(r->nclass);
+  free(r->down_dir);
 }
 
 uint32_t route_host_nic(const ts_route *r, int32_t host, uint16_t plane,
@@ -186,31 +199,29 @@ static uint32_t nvl_dirs(const ts_route *r, uint32_t a, uint32_t b,
   uint32_t n = 0;
   for (uint32_t i = t->adj_off[a]; i < t->adj_off[a + 1]; i++) {
     uint32_t dir = t->adj[i];
-    if (t->links[dir >> 1].kind == TS_LINK_NVLINK &&
-        topo_dir_head(t, dir) == b && route_live(r, dir >> 1))
+    if (r->adj_head[i] == b && t->links[dir >> 1].kind == TS_LINK_NVLINK &&
+        route_live(r, dir >> 1))
       buf[n++] = dir;
   }
   return n;
 }
 
-/* Stamps b's live NVSwitch neighbours, then lists a's live NVLink
- * directions into a stamped switch. Returns the count. */
+/* Stamps b's live NVSwitch neighbours, then lists a's live directions into
+ * a stamped switch (a GPU reaches an NVSwitch only over NVLink). Returns
+ * the count. Reads the compact arrays only. */
 static uint32_t nvl_switch_dirs(ts_route *r, uint32_t a, uint32_t b,
                                 uint32_t *buf) {
   const ts_topo *t = r->t;
   uint32_t gen = route_new_gen(r), n = 0;
   for (uint32_t i = t->adj_off[b]; i < t->adj_off[b + 1]; i++) {
-    uint32_t dir = t->adj[i], h = topo_dir_head(t, dir);
-    if (t->links[dir >> 1].kind == TS_LINK_NVLINK &&
-        t->nodes[h].kind == TS_NODE_NVSWITCH && route_live(r, dir >> 1))
+    uint32_t h = r->adj_head[i];
+    if ((r->nclass[h] & 0xFu) == TS_NODE_NVSWITCH &&
+        route_live(r, t->adj[i] >> 1))
       r->stamp[h] = gen;
   }
-  for (uint32_t i = t->adj_off[a]; i < t->adj_off[a + 1]; i++) {
-    uint32_t dir = t->adj[i], h = topo_dir_head(t, dir);
-    if (t->links[dir >> 1].kind == TS_LINK_NVLINK && r->stamp[h] == gen &&
-        route_live(r, dir >> 1))
-      buf[n++] = dir;
-  }
+  for (uint32_t i = t->adj_off[a]; i < t->adj_off[a + 1]; i++)
+    if (r->stamp[r->adj_head[i]] == gen && route_live(r, t->adj[i] >> 1))
+      buf[n++] = t->adj[i];
   return n;
 }
 
@@ -235,6 +246,11 @@ int route_nvlink(route_walk *w, uint32_t a, uint32_t b) {
 }
 
 /* ---- PCIe ---- */
+
+/* A PCIe switch or CPU (by class), which traffic may pass through. */
+static bool host_transit(uint32_t c) {
+  return (c & 0xFu) == TS_NODE_PCIE_SW || (c & 0xFu) == TS_NODE_CPU;
+}
 
 static bool host_link(uint8_t k) {
   return k == TS_LINK_PCIE || k == TS_LINK_C2C || k == TS_LINK_CPU;
@@ -263,12 +279,11 @@ int route_host_path(route_walk *w, uint32_t a, uint32_t b) {
   r->stamp[a] = gen;
   for (uint32_t q = 0; q < n; q++) {
     uint32_t u = node[q];
-    uint8_t k = t->nodes[u].kind;
-    if (q > 0 && k != TS_NODE_PCIE_SW && k != TS_NODE_CPU) continue;
+    if (q > 0 && !host_transit(r->nclass[u])) continue;
     for (uint32_t i = t->adj_off[u]; i < t->adj_off[u + 1]; i++) {
-      uint32_t dir = t->adj[i], h = topo_dir_head(t, dir);
-      if (!host_link(t->links[dir >> 1].kind) || r->stamp[h] == gen ||
-          !route_live(r, dir >> 1))
+      uint32_t dir = t->adj[i], h = r->adj_head[i];
+      if (r->stamp[h] == gen || (h != b && !host_transit(r->nclass[h])) ||
+          !host_link(t->links[dir >> 1].kind) || !route_live(r, dir >> 1))
         continue;
       if (n == ROUTE_HOST_MAX)
         return route_fail(w, "host of '%s' has over %d PCIe devices",

@@ -158,7 +158,7 @@ static int route_gpus(route_walk *w) {
   int rc = route_nvlink(w, w->src, w->dst);
   if (rc) return rc < 0 ? rc : 0;
   if (hs >= 0 && hs == hd) return route_host_path(w, w->src, w->dst);
-  uint16_t p;
+  uint16_t p = 0;
   if ((rc = route_backend(w, &p))) return rc;
   uint32_t nic_t = gpu_nic(w->r, w->dst, p), nic_s = gpu_nic(w->r, w->src, p);
   if (!w->r->opts.no_pxn) {
