@@ -101,8 +101,6 @@ void route_tables_free(ts_route *r);
 /* GPU a -> GPU b over NVLink (direct, or one NVSwitch both reach): 1 if
  * appended, 0 if there is no live NVLink route, < 0 on error. */
 int route_nvlink(route_walk *w, uint32_t a, uint32_t b);
-/* True if a live NVLink route a -> b exists (nothing appended). */
-bool route_nvlink_reach(ts_route *r, uint32_t a, uint32_t b);
 /* Shortest in-host path a -> b over PCIe, C2C and socket links, through
  * PCIe switches and CPUs only. 0 or TS_EINVALID. */
 int route_host_path(route_walk *w, uint32_t a, uint32_t b);

@@ -225,11 +225,6 @@ static uint32_t nvl_switch_dirs(ts_route *r, uint32_t a, uint32_t b,
   return n;
 }
 
-bool route_nvlink_reach(ts_route *r, uint32_t a, uint32_t b) {
-  uint32_t *buf = r->cand;
-  return nvl_dirs(r, a, b, buf) > 0 || nvl_switch_dirs(r, a, b, buf) > 0;
-}
-
 int route_nvlink(route_walk *w, uint32_t a, uint32_t b) {
   ts_route *r = w->r;
   uint32_t *buf = r->cand, n = nvl_dirs(r, a, b, buf);
