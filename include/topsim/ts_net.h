@@ -70,6 +70,8 @@ typedef struct ts_net_stats {
   uint64_t bytes_sent, bytes_delivered;
   uint64_t active_flows;       /* flows started but not finished */
   uint64_t solves;             /* flow: rate solves (batched) */
+  uint64_t solves_skipped;     /* flow: departure batches that freed no
+                                  bottleneck (rates provably unchanged) */
   uint64_t flows_touched;      /* flow: sum of flows re-rated per solve */
   uint64_t max_flows_touched;  /* flow: largest single solve */
   uint64_t rate_changes;       /* flow: flows whose rate actually changed */

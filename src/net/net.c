@@ -242,7 +242,8 @@ int ts_net_stats_print(const ts_net *net, FILE *f) {
   int rc = fprintf(f,
       "fidelity: %s\ntransfers_started: %llu\ntransfers_finished: %llu\n"
       "flows_started: %llu\nflows_finished: %llu\nbytes_sent: %llu\n"
-      "bytes_delivered: %llu\nsolves: %llu\nflows_touched: %llu\n"
+      "bytes_delivered: %llu\nsolves: %llu\nsolves_skipped: %llu\n"
+      "flows_touched: %llu\n"
       "max_flows_touched: %llu\nrate_changes: %llu\nchunks_sent: %llu\n"
       "backpressure_waits: %llu\n",
       net->be->name, (unsigned long long)s->transfers_started,
@@ -251,6 +252,7 @@ int ts_net_stats_print(const ts_net *net, FILE *f) {
       (unsigned long long)s->flows_finished,
       (unsigned long long)s->bytes_sent,
       (unsigned long long)s->bytes_delivered, (unsigned long long)s->solves,
+      (unsigned long long)s->solves_skipped,
       (unsigned long long)s->flows_touched,
       (unsigned long long)s->max_flows_touched,
       (unsigned long long)s->rate_changes,

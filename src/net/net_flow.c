@@ -18,10 +18,14 @@
  *     changed since the last solve; while any is dirty one resolve event is
  *     pending at the current time, so simultaneous changes share one solve.
  *
+ *   - after each solve every rated flow remembers its bottleneck direction;
+ *     a batch of departures that frees no remembered bottleneck leaves the
+ *     rates max-min fair and costs no solve (flow_still_fair).
+ *
  * Costs: start O(hops); drain O(hops); a solve touches only the connected
  * component (flows linked through shared directions) of the dirty
- * directions: O((F_c * hops) log D_c) for F_c flows over D_c directions.
- * Unrelated flows cost nothing. Upgrade path if one giant component makes
+ * directions: O(F_c * hops + D_c log D_c) for F_c flows over D_c
+ * directions. Unrelated flows cost nothing. Upgrade path if one giant component makes
  * solves slow: bound the re-solve to flows whose bottleneck share can move
  * (SimGrid's "selective update" goes the same way), or solve in parallel. */
 #include <math.h>
@@ -45,6 +49,7 @@ typedef struct flow {
   uint32_t hops;
   uint32_t mark;        /* == solve stamp: in the component */
   uint32_t frozen;      /* == solve stamp: rate fixed this solve */
+  uint32_t bneck;       /* direction that fixed the rate at the last solve */
   uint8_t state;
 } flow;
 
@@ -76,6 +81,7 @@ typedef struct flow_state {
   uint32_t *heap, nheap;               /* capacity: ndirs */
   uint32_t stamp;
   int resolve_pending;
+  int dirty_hard;       /* a flow entered or a capacity changed */
 } flow_state;
 
 static flow_state *fs_of(ts_net *net) { return net->bstate; }
@@ -162,16 +168,6 @@ static void heap_push(flow_state *s, uint32_t dir) {
   heap_up(s, s->nheap - 1);
 }
 
-static void heap_remove(flow_state *s, uint32_t dir) {
-  uint32_t i = s->dirs[dir].hpos;
-  s->dirs[dir].hpos = NET_NONE;
-  uint32_t last = s->heap[--s->nheap];
-  if (i == s->nheap) return;
-  heap_set(s, i, last);
-  heap_up(s, i);
-  heap_down(s, s->dirs[last].hpos);
-}
-
 /* ---- dirty directions and the batched resolve ------------------------ */
 
 static void flow_resolve_ev(ts_sim *sim, void *ctx, uint64_t arg);
@@ -248,10 +244,12 @@ static int flow_collect(ts_net *net) {
 
 /* Progressive filling over the collected component: the direction with
  * the smallest fair share rem/nun is the bottleneck; its unfrozen flows
- * get that share and are frozen, which lowers rem and nun on every
- * direction they cross; repeat. Shares only grow as filling proceeds
- * (s <= rem/nun implies (rem-s)/(nun-1) >= rem/nun), so each direction
- * is popped once. */
+ * get that share, are frozen and remember it as their bottleneck, which
+ * lowers rem and nun on every direction they cross; repeat.
+ * Shares only grow as filling proceeds (s <= rem/nun implies
+ * (rem-s)/(nun-1) >= rem/nun), so the heap is lazy: a key is a lower
+ * bound of its direction's share and is refreshed only when it reaches
+ * the top. Cost O(F_c * hops + D_c log D_c) plus one sift per refresh. */
 static void flow_fill(ts_net *net) {
   flow_state *s = fs_of(net);
   uint32_t st = s->stamp;
@@ -261,36 +259,54 @@ static void flow_fill(ts_net *net) {
     fdir *fd = &s->dirs[d];
     fd->rem = net->dirs[d].cap;
     fd->nun = net->dirs[d].active;
-    fd->hpos = NET_NONE;
     fd->key = fd->rem / fd->nun;
     heap_push(s, d);
   }
   while (s->nheap) {
     uint32_t d = s->heap[0];
-    heap_remove(s, d);
-    double share = s->dirs[d].rem > 0 ? s->dirs[d].rem / s->dirs[d].nun : 0;
-    for (uint32_t m = s->dirs[d].head; m != NET_NONE; m = s->mem[m].next) {
+    fdir *fd = &s->dirs[d];
+    double share = fd->nun ? (fd->rem > 0 ? fd->rem : 0) / fd->nun : 0;
+    if (fd->nun && share > fd->key) { /* stale lower bound: re-key */
+      fd->key = share;
+      heap_down(s, 0);
+      continue;
+    }
+    s->heap[0] = s->heap[--s->nheap];
+    if (s->nheap) heap_down(s, 0);
+    if (!fd->nun) continue;
+    for (uint32_t m = fd->head; m != NET_NONE; m = s->mem[m].next) {
       flow *f = &s->flows[s->mem[m].flow];
       if (f->frozen == st) continue;
       f->frozen = st;
       f->new_rate = share;
+      f->bneck = d;
       for (uint32_t h = 0; h < f->hops; h++) {
-        uint32_t e = s->mem[f->m0 + h].dir;
-        fdir *fe = &s->dirs[e];
+        fdir *fe = &s->dirs[s->mem[f->m0 + h].dir];
         fe->rem -= share;
         fe->nun--;
-        if (e == d) continue;
-        if (fe->nun == 0) {
-          heap_remove(s, e);
-        } else {
-          fe->key = (fe->rem > 0 ? fe->rem : 0) / fe->nun;
-          heap_up(s, fe->hpos);
-          heap_down(s, fe->hpos);
-        }
       }
     }
-    NET_ASSERT(s->dirs[d].nun == 0, "bottleneck kept unfrozen flows");
+    NET_ASSERT(fd->nun == 0, "bottleneck kept unfrozen flows");
   }
+}
+
+/* True if the current rates are still max-min fair after a batch made
+ * only of departures: by the bottleneck characterisation (Bertsekas &
+ * Gallager), rates are max-min fair iff every flow has a bottleneck, a
+ * saturated direction on which no flow is faster. A direction nobody
+ * entered or left and whose capacity did not change keeps that property,
+ * so it suffices that every flow still crossing a dirty direction has its
+ * bottleneck elsewhere. Cost O(flows on the dirty directions). */
+static int flow_still_fair(ts_net *net) {
+  flow_state *s = fs_of(net);
+  if (s->dirty_hard || net->cfg.full_solve) return 0;
+  for (uint32_t i = 0; i < s->ndirty; i++)
+    for (uint32_t m = s->dirs[s->dirty[i]].head; m != NET_NONE;
+         m = s->mem[m].next) {
+      uint32_t b = s->flows[s->mem[m].flow].bneck;
+      if (s->dirs[b].dirty) return 0;
+    }
+  return 1;
 }
 
 static void flow_drain_ev(ts_sim *sim, void *ctx, uint64_t arg);
@@ -322,6 +338,13 @@ static void flow_resolve_ev(ts_sim *sim, void *ctx, uint64_t arg) {
   ts_net *net = ctx;
   flow_state *s = fs_of(net);
   s->resolve_pending = 0;
+  if (flow_still_fair(net)) { /* departures only, no bottleneck freed */
+    for (uint32_t i = 0; i < s->ndirty; i++) s->dirs[s->dirty[i]].dirty = 0;
+    s->ndirty = 0;
+    net->st.solves_skipped++;
+    return;
+  }
+  s->dirty_hard = 0;
   NET_ASSERT(flow_collect(net) == 0, "out of memory collecting a component");
   if (s->ncdirs == 0) return;
   flow_fill(net);
@@ -408,6 +431,7 @@ static void flow_activate(ts_net *net, uint32_t fi) {
     net_dir_enter(net, m->dir);
     flow_mark_dirty(net, m->dir);
   }
+  s->dirty_hard = 1;
 }
 
 static void flow_start_ev(ts_sim *sim, void *ctx, uint64_t arg) {
@@ -440,6 +464,7 @@ static void flow_start(ts_net *net, uint32_t req, const uint32_t *path,
 
 static void flow_capacity_changed(ts_net *net, uint32_t dir) {
   flow_mark_dirty(net, dir);
+  fs_of(net)->dirty_hard = 1;
 }
 
 /* ---- setup ------------------------------------------------------------ */
