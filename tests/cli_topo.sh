@@ -40,6 +40,30 @@ while IFS=$'\t' read -r file want msg; do
   ok
 done < <(cat "$src"/tests/data/bad/EXPECT*)
 
+# Golden outputs (regenerate only on purpose, see tests/golden/README) and
+# determinism: a second run must be byte-identical.
+golden() { # golden FILE ARGS...
+  local want=$1
+  shift
+  local got
+  got=$("$bin" "$@" 2>&1) || { note "topsim $* failed"; return; }
+  if ! diff -u "$want" <(printf '%s\n' "$got") >/dev/null; then
+    note "topsim $* differs from $(basename "$want"):"
+    diff -u "$want" <(printf '%s\n' "$got") | head -20
+    return
+  fi
+  [ "$got" = "$("$bin" "$@" 2>&1)" ] && ok || note "topsim $* is not deterministic"
+}
+g=$src/tests/golden
+for n in superpod-a100-1su cluster-2tier-4to1 gb200-nvl72 dgx-h100; do
+  golden "$g/topo_$n.txt" topo "$src/topologies/$n.yaml"
+done
+for n in a100-pcie-nvlink-bridge server-8gpu-pcie-switch; do
+  golden "$g/matrix_$n.txt" topo --matrix "$src/topologies/$n.yaml"
+done
+golden "$g/json_superpod-a100-1su.json" topo --json "$src/topologies/superpod-a100-1su.yaml"
+golden "$g/dot_cluster-1tier-dgx-a100.dot" topo --dot --level rack "$src/topologies/cluster-1tier-dgx-a100.yaml"
+
 # Usage errors: EX_USAGE (64) and EX_NOINPUT (66).
 "$bin" topo >/dev/null 2>&1; [ $? -eq 64 ] && ok || note "no FILE should exit 64"
 "$bin" topo --bogus x >/dev/null 2>&1; [ $? -eq 64 ] && ok || note "bad option should exit 64"

@@ -704,6 +704,7 @@ static ts_topo *gpus_topo(uint32_t gpus, uint16_t *plane) {
   for (uint32_t g = 0; g < gpus; g++) {
     ts_node n = topo_node_proto(TS_NODE_GPU);
     n.host = (int32_t)(g / 4);
+    n.rack = (int32_t)(g / 72) + 5; /* racks need not start at 0 */
     n.local = (int16_t)(g % 4);
     topo_add_node(t, &n, "tray%u/gpu%u", g / 4, g % 4);
   }
@@ -733,7 +734,8 @@ static void test_nvlink_domain(void **state) {
   }
   uint32_t sw;
   assert_int_equal(ts_topo_find_node(t, "compute/nvsw-d1-17", &sw), 0);
-  assert_int_equal(ts_topo_node(t, sw)->rack, 1);
+  /* Chips carry the rack of the GPUs they join and the domain as group. */
+  assert_int_equal(ts_topo_node(t, sw)->rack, 6);
   assert_int_equal(ts_topo_node(t, sw)->group, 1);
   /* GPU 72 (first of domain 1) links to domain 1's chips only. */
   uint32_t head = ts_topo_dir_head(t, ts_topo_adj(t, 72)[0]);

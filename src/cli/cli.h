@@ -11,6 +11,10 @@
 /* `topsim topo`: inspect and validate a topology. Returns an exit status. */
 int cli_topo(int argc, char **argv);
 
+/* `topsim plan`: size a backend fabric from design rules. Returns an exit
+ * status (64 for bad options or unbuildable requests). */
+int cli_plan(int argc, char **argv);
+
 /* Prints a diagnostic as "file:line:col: error: msg" to stderr and returns
  * the sysexits status for code. */
 int cli_fail(const ts_diag *d, int code);

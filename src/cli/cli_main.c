@@ -15,6 +15,7 @@ typedef struct command {
 
 static const command commands[] = {
     {"topo", cli_topo, "load, validate and inspect a topology file"},
+    {"plan", cli_plan, "size a rail-optimized fabric from design rules"},
 };
 
 static void usage(FILE *out) {

@@ -38,7 +38,9 @@ static void topo_help(void) {
       "                      device up to 2000 devices, else node)\n"
       "  -o, --output FILE   write to FILE instead of standard output\n"
       "  -h, --help          show this help\n\n"
-      "exit status: 0 ok, 64 usage, 65 invalid topology, 66 missing file\n");
+      "exit status (sysexits.h): 0 ok, 64 usage, 65 invalid topology or input,\n"
+      "66 missing or empty file, 70 internal error, 71 out of memory,\n"
+      "73 cannot create the -o file, 74 write error\n");
 }
 
 static int parse_level(const char *s, ts_dot_level *out) {
@@ -58,15 +60,16 @@ static int parse_opts(int argc, char **argv, topo_opts *o) {
       {"dot", no_argument, NULL, 'd'},      {"level", required_argument, NULL, 'l'},
       {"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
-  int c, level_set = 0;
+  int c, level_set = 0, modes = 0;
   o->level = (ts_dot_level)-1;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+  opterr = 0; /* our own message, with the command name */
+  while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
     switch (c) {
-    case 'V': o->mode = OUT_VALIDATE; break;
-    case 'j': o->mode = OUT_JSON; break;
-    case 'm': o->mode = OUT_MATRIX; break;
-    case 'd': o->mode = OUT_DOT; break;
+    case 'V': o->mode = OUT_VALIDATE; modes++; break;
+    case 'j': o->mode = OUT_JSON; modes++; break;
+    case 'm': o->mode = OUT_MATRIX; modes++; break;
+    case 'd': o->mode = OUT_DOT; modes++; break;
     case 'n': o->node = optarg; break;
     case 'o': o->output = optarg; break;
     case 'l':
@@ -75,9 +78,12 @@ static int parse_opts(int argc, char **argv, topo_opts *o) {
       level_set = 1;
       break;
     case 'h': topo_help(); return -1;
-    default: return cli_usage_error("topo", "unknown option");
+    case ':': return cli_usage_error("topo", "%s needs a value", argv[optind - 1]);
+    default: return cli_usage_error("topo", "unknown option '%s'", argv[optind - 1]);
     }
   }
+  if (modes > 1)
+    return cli_usage_error("topo", "choose one of --validate, --json, --matrix, --dot");
   if (optind != argc - 1)
     return cli_usage_error("topo", "expected exactly one topology FILE");
   if (level_set && o->mode != OUT_DOT)
@@ -103,13 +109,17 @@ static int resolve_host(const ts_topo *t, const char *arg, int32_t *host) {
     *host = (int32_t)v;
     return 0;
   }
-  char name[300];
-  snprintf(name, sizeof name, "%s/cpu0", arg);
-  uint32_t id;
-  if (ts_topo_find_node(t, name, &id))
-    return cli_usage_error("topo", "--node '%s' names no node", arg);
-  *host = ts_topo_node(t, id)->host;
-  return 0;
+  static const char *const first[] = {"cpu0", "gpu0"};
+  for (int i = 0; i < 2; i++) {
+    char name[300];
+    uint32_t id;
+    snprintf(name, sizeof name, "%s/%s", arg, first[i]);
+    if (ts_topo_find_node(t, name, &id) == 0) {
+      *host = ts_topo_node(t, id)->host;
+      return 0;
+    }
+  }
+  return cli_usage_error("topo", "--node '%s' names no node", arg);
 }
 
 static int report_problems(const ts_topo *t, const char *file, int quiet_ok) {
@@ -132,15 +142,20 @@ static int report_problems(const ts_topo *t, const char *file, int quiet_ok) {
   return n > 0 ? EX_DATAERR : 0;
 }
 
-static int emit(const ts_topo *t, const topo_opts *o, FILE *out) {
-  if (o->mode == OUT_MATRIX) {
-    int32_t host = 0;
-    int rc = resolve_host(t, o->node, &host);
-    if (rc) return rc;
-    if (ts_report_topo_matrix(t, host, out))
-      return cli_usage_error("topo", "node %d has no GPUs", host);
-    return 0;
-  }
+/* Checks --node before any output file is created. */
+static int matrix_host(const ts_topo *t, const topo_opts *o, int32_t *host) {
+  int rc = resolve_host(t, o->node, host);
+  if (rc) return rc;
+  const uint32_t *gpus;
+  uint32_t n = ts_topo_gpus(t, &gpus);
+  for (uint32_t i = 0; i < n; i++)
+    if (ts_topo_node(t, gpus[i])->host == *host) return 0;
+  return cli_usage_error("topo", "node %d has no GPUs", *host);
+}
+
+static int emit(const ts_topo *t, const topo_opts *o, int32_t host, FILE *out) {
+  if (o->mode == OUT_MATRIX)
+    return ts_report_topo_matrix(t, host, out) ? EX_SOFTWARE : 0;
   if (o->mode == OUT_DOT) {
     ts_dot_level lv = o->level;
     if ((int)lv < 0) lv = ts_topo_node_count(t) <= 2000 ? TS_DOT_DEVICE : TS_DOT_NODE;
@@ -163,13 +178,15 @@ int cli_topo(int argc, char **argv) {
   rc = cli_load_topo(o.file, &t);
   if (rc) return rc;
   rc = report_problems(t, o.file, o.mode != OUT_VALIDATE);
+  int32_t host = 0;
+  if (!rc && o.mode == OUT_MATRIX) rc = matrix_host(t, &o, &host);
   if (!rc && o.mode != OUT_VALIDATE) {
     FILE *out = o.output ? fopen(o.output, "w") : stdout;
     if (!out) {
       fprintf(stderr, "topsim topo: cannot write '%s'\n", o.output);
       rc = EX_CANTCREAT;
     } else {
-      rc = emit(t, &o, out);
+      rc = emit(t, &o, host, out);
       if (out != stdout && fclose(out) && !rc) rc = EX_IOERR;
     }
   }

@@ -2,7 +2,7 @@
  *
  * All GPUs of the topology, in id order, split into consecutive domains of
  * gpus_per_domain; domain D gets `switches` NVSwitch chips
- * "<plane>/nvsw-d<D>-<I>" (group = rack = D, radix switch_radix), and every
+ * "<plane>/nvsw-d<D>-<I>" (group = D, rack = the first GPU's rack, radix switch_radix), and every
  * GPU of D links to every chip of D with one NVLINK bundle of
  * links_per_switch lanes. Invariant: a chip uses gpus_per_domain *
  * links_per_switch ports, never more than switch_radix (0 = unlimited).
@@ -52,7 +52,9 @@ static void nvl_build(ts_topo *t, uint16_t plane, const topo_nvl_spec *s,
                               s->switch_radix);
   for (uint32_t dom = 0; dom < n / s->gpus_per_domain; dom++) {
     uint32_t sw0 = t->node_count;
-    p.group = p.rack = (int32_t)dom;
+    p.group = (int32_t)dom;
+    /* The chips live in the rack of the GPUs they join, not a new label. */
+    p.rack = t->nodes[gpus[dom * s->gpus_per_domain]].rack;
     for (uint32_t i = 0; i < s->switches; i++)
       topo_add_node(t, &p, "%s/nvsw-d%u-%u", pn, dom, i);
     for (uint32_t g = 0; g < s->gpus_per_domain; g++)

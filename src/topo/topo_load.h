@@ -63,7 +63,8 @@ typedef struct topo_tmpl {
 typedef struct plane_in {
   const topo_ynode *node;
   const topo_net_preset *preset;
-  double cable_bw;         /* achievable bytes/s per cable per direction */
+  double line_rate;        /* bytes/s per port per direction, signalling */
+  double cable_bw;         /* achievable: line_rate x efficiency */
   double efficiency;
   ts_time_ps hop_latency;
 } plane_in;

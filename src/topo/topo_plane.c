@@ -51,9 +51,10 @@ static int plane_technology(topo_loader *L, const topo_ynode *m, ts_plane *p,
   bool need = !tech && p->kind != TS_PLANE_SCALE_UP;
   if (sc_bandwidth(c, m, "bandwidth", need, &pi->cable_bw) ||
       sc_real(c, m, "efficiency", false, 0.01, 1.0, &pi->efficiency) ||
-      sc_latency(c, m, "latency", false, &pi->hop_latency) ||
+      sc_latency(c, m, "latency", need, &pi->hop_latency) ||
       sc_latency(c, m, "overhead", false, &p->sw_overhead))
     return TS_ESCHEMA;
+  pi->line_rate = pi->cable_bw;
   pi->cable_bw *= pi->efficiency;
   return p->link_preset ? 0 : TS_ENOMEM;
 }
@@ -226,6 +227,9 @@ static int add_switches(topo_loader *L, uint16_t plane, const topo_ynode *seq) {
         sc_uint(c, m, "count", false, 1, 1u << 20, &count) ||
         sc_uint(c, m, "radix", true, 1, 65535, &radix))
       return TS_ESCHEMA;
+    if (strchr(name, '/'))
+      return sc_err(c, topo_ymap_get(m, "name"), "switch name '%s' must not "
+                    "contain '/'", name);
     p.plane = plane;
     p.radix = radix;
     topo_push_mark(L->t, m->line, m->col);
@@ -269,6 +273,9 @@ static int add_links(topo_loader *L, uint16_t plane, const topo_ynode *seq,
         sc_latency(c, m, "latency", false, &lat))
       return TS_ESCHEMA;
     if (ia == ib) return sc_err(c, m, "a link must join two different nodes");
+    /* A written bandwidth is a line rate, like the plane's: efficiency
+     * applies to every network cable. */
+    if (topo_ymap_get(m, "bandwidth")) bw *= pi->efficiency;
     topo_add_link(L->t, ia, ib, TS_LINK_NET, (uint16_t)cables, bw * cables, lat,
                   plane);
   }

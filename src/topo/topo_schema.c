@@ -166,8 +166,14 @@ static int parse_flops(const char *s, void *o) { return ts_parse_flops(s, o); }
 
 int sc_bandwidth(const sc_ctx *c, const topo_ynode *map, const char *key,
                  bool required, double *out) {
-  return quantity(c, map, key, required, parse_bw, out,
-                  "a bandwidth such as 450GB/s or 400Gb/s");
+  double v = *out;
+  int rc = quantity(c, map, key, required, parse_bw, &v,
+                    "a bandwidth such as 450GB/s or 400Gb/s");
+  if (rc || !topo_ymap_get(map, key)) return rc;
+  if (v <= 0) /* a zero-rate link would stall every transfer over it */
+    return sc_err(c, topo_ymap_get(map, key), "'%s' must be above zero", key);
+  *out = v;
+  return 0;
 }
 int sc_latency(const sc_ctx *c, const topo_ynode *map, const char *key,
                bool required, ts_time_ps *out) {

@@ -103,7 +103,7 @@ static int parse_link(const sc_ctx *c, const topo_ynode *map, link_params *lp) {
 static int parse_cpus(topo_loader *L, const topo_ynode *m, topo_tmpl *tm) {
   const sc_ctx *c = &L->sc;
   tm->cpus = 1;
-  if (sc_uint(c, m, "cpus", false, 0, 64, &tm->cpus)) return TS_ESCHEMA;
+  if (sc_uint(c, m, "cpus", false, 1, 64, &tm->cpus)) return TS_ESCHEMA;
   const topo_ynode *cl = topo_ymap_get(m, "cpu_link");
   if (!cl) {
     if (tm->cpus > 1)
@@ -186,13 +186,16 @@ static int parse_nic_group(topo_loader *L, const topo_ynode *n, topo_tmpl *tm,
                   "which is not declared under 'planes'", plane);
   ng->plane = (uint16_t)p;
   const plane_in *pi = &L->planes[p];
-  ng->speed = pi->preset ? pi->preset->line_rate : 0;
-  if (sc_bandwidth(c, n, "speed", !pi->preset, &ng->speed)) return TS_ESCHEMA;
+  ng->speed = pi->line_rate; /* the plane's rate unless the group says */
+  if (sc_bandwidth(c, n, "speed", pi->line_rate <= 0, &ng->speed)) return TS_ESCHEMA;
   ng->speed *= pi->efficiency;
   ng->rails = strcmp(L->t->planes[p].generator, "rail_optimized") == 0;
   char prefix[96];
   const char *name = NULL;
   if (sc_str(c, n, "name", false, &name)) return TS_ESCHEMA;
+  if (name && strchr(name, '/'))
+    return sc_err(c, topo_ymap_get(n, "name"), "NIC group name '%s' must not "
+                  "contain '/'", name);
   snprintf(prefix, sizeof prefix, "%s", name ? name : plane);
   ng->prefix = topo_strdup(L->t, prefix);
   return ng->prefix ? 0 : TS_ENOMEM;
@@ -280,7 +283,7 @@ static int parse_nvlink(topo_loader *L, const topo_ynode *m, topo_tmpl *tm) {
   }
   tm->nvl = NVL_SWITCH;
   if (sc_uint(c, n, "switches", true, 1, 256, &tm->nvl_switches) ||
-      sc_uint(c, n, "switch_radix", false, 1, 4096, &tm->nvl_radix))
+      sc_uint(c, n, "switch_radix", false, 1, 65535, &tm->nvl_radix))
     return TS_ESCHEMA;
   return parse_per_switch(L, n, tm);
 }

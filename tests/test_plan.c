@@ -1,0 +1,403 @@
+/* test_plan.c - capacity planning (ts_plan_*).
+ *
+ * Counts come from the rules in docs/planning.md, worked by hand below; the
+ * A100 rows are those of NVIDIA's DGX A100 SuperPOD table (seed 002). Every
+ * plan kind is also round-tripped: emitted as YAML, loaded, validated, and
+ * its computed stats compared with the plan. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topsim/ts_plan.h"
+#include "topsim/ts_topo_check.h"
+
+#define GBPS (1e9 / 8)
+
+static ts_plan_request preset(const char *name) {
+  ts_plan_request q;
+  ts_diag d;
+  ts_plan_request_init(&q);
+  assert_int_equal(ts_plan_preset(name, &q, &d), 0);
+  return q;
+}
+
+static void compute_ok(const ts_plan_request *q, ts_plan_result *r) {
+  ts_diag d;
+  ts_diag_clear(&d);
+  int rc = ts_plan_compute(q, r, &d);
+  if (rc) fail_msg("plan failed: %s", d.msg);
+}
+
+/* ---- A100 SuperPOD: the seed table ---- */
+
+/* nodes, SUs, leaf, spine, core, tiers. 20-node SUs, 8 rails, QM8700 20:20.
+ * 2 tiers: spines = fewest s >= leaves*up/40 dividing up (up = 20, or 10
+ * for the half SU); 3 tiers (48+ leaves exceed 20 spines of 40 ports):
+ * per-rail groups of 10 spines (fewest >= SUs*20/20 dividing 20), spines
+ * send SUs*2 cables up, 2 core groups of (SUs*2) cores. */
+static const uint32_t a100_table[][6] = {
+    {10, 1, 8, 2, 0, 2},    {20, 1, 8, 4, 0, 2},    {40, 2, 16, 10, 0, 2},
+    {80, 4, 32, 20, 0, 2},  {100, 5, 40, 20, 0, 2}, {120, 6, 48, 80, 24, 3},
+    {140, 7, 56, 80, 28, 3}};
+
+static void test_a100_table(void **state) {
+  (void)state;
+  for (size_t i = 0; i < sizeof a100_table / sizeof a100_table[0]; i++) {
+    const uint32_t *row = a100_table[i];
+    ts_plan_request q = preset("a100-superpod");
+    q.nodes = row[0];
+    ts_plan_result r;
+    compute_ok(&q, &r);
+    assert_int_equal(r.gpus, row[0] * 8);
+    assert_int_equal(r.sus, row[1]);
+    assert_int_equal(r.tier[TS_PLAN_LEAF].switches, row[2]);
+    assert_int_equal(r.tier[TS_PLAN_SPINE].switches, row[3]);
+    assert_int_equal(r.tier[TS_PLAN_CORE].switches, row[4]);
+    assert_int_equal(r.tiers, row[5]);
+    ts_plan_free(&r);
+  }
+}
+
+/* ---- H100 SuperPOD, worked by hand ---- */
+
+/* 64-port QM9700 leaves split 32 down / 32 up; 32 nodes per SU; 8 rails.
+ *   1 SU: 8 leaves x 32 up = 256 cables; 256/64 = 4 spines, 32 % 4 == 0:
+ *         8 cables leaf-spine; each spine 8 x 8 = 64 ports (full).
+ *   2 SU: 16 x 32 = 512 cables -> 8 spines, 4 cables each.
+ *   4 SU: 32 x 32 = 1024 cables -> 16 spines, 2 cables each.
+ * Cables node-leaf = nodes x 8 = leaf-spine (1:1); 2 transceivers each. */
+static void test_h100(void **state) {
+  (void)state;
+  static const uint32_t rows[][4] = {{1, 8, 4, 8}, {2, 16, 8, 4},
+                                     {4, 32, 16, 2}};
+  for (int i = 0; i < 3; i++) {
+    ts_plan_request q = preset("h100-superpod");
+    q.nodes = rows[i][0] * 32;
+    ts_plan_result r;
+    compute_ok(&q, &r);
+    assert_int_equal(r.tiers, 2);
+    assert_int_equal(r.tier[0].down, 32);
+    assert_int_equal(r.tier[0].up, 32);
+    assert_int_equal(r.tier[0].switches, rows[i][1]);
+    assert_int_equal(r.tier[1].switches, rows[i][2]);
+    assert_int_equal(r.leaf_spine_links, rows[i][3]);
+    assert_int_equal(r.cables[0], q.nodes * 8);
+    assert_int_equal(r.cables[1], q.nodes * 8);
+    assert_int_equal(r.tier[1].ports_free, 0);
+    assert_int_equal(r.transceivers_total, 4 * q.nodes * 8);
+    /* bisection = nodes x 8 x 400 Gb/s / 2 */
+    assert_true(fabs(r.bisection_bw - q.nodes * 8 * 400 * GBPS / 2) < 1);
+    ts_plan_free(&r);
+  }
+}
+
+/* ---- cables and transceivers ---- */
+
+/* 140 A100 nodes: 1120 cables per tier boundary (1:1 everywhere).
+ * Default: 2 transceivers per cable = 6720; copper node-leaf drops 2240;
+ * 1 per cable (e.g. AOC counted as one part) halves the rest. */
+static void test_cables(void **state) {
+  (void)state;
+  ts_plan_request q = preset("a100-superpod");
+  q.nodes = 140;
+  ts_plan_result r;
+  compute_ok(&q, &r);
+  for (int i = 0; i < 3; i++) assert_int_equal(r.cables[i], 1120);
+  assert_int_equal(r.transceivers_total, 6720);
+  assert_int_equal(r.spine_groups, 8);
+  assert_int_equal(r.spines_per_group, 10);
+  assert_int_equal(r.leaf_spine_links, 2);
+  assert_int_equal(r.core_groups, 2);
+  assert_int_equal(r.cores_per_group, 14);
+  ts_plan_free(&r);
+  q.copper_node_leaf = 1;
+  compute_ok(&q, &r);
+  assert_int_equal(r.transceivers[0], 0);
+  assert_int_equal(r.transceivers_total, 4480);
+  ts_plan_free(&r);
+  q.transceivers_per_cable = 1;
+  compute_ok(&q, &r);
+  assert_int_equal(r.transceivers_total, 2240);
+  ts_plan_free(&r);
+}
+
+static void round_trip_plane(const ts_plan_request *q, const char *plane);
+
+/* ---- failures ---- */
+
+/* 140 A100 nodes, 3 tiers; cuts B0 = B1 = B2 = 1120 cables x 25 GB/s,
+ * bisection 14 TB/s.
+ *   leaf: its 20 nodes lose rail r (1/8 of their NIC bandwidth), the 20
+ *     rail-r GPUs go through PXN: 20 slowed, 0 cut off. B0 = B1 = 1100 ->
+ *     13.75 TB/s.
+ *   spine (group of rail r, 10 spines): the 7 rail-r leaves lose 2 of 20
+ *     uplinks (10%); 140 GPUs slowed. B1 = 1120 - 14, B2 = 1120 - 14 ->
+ *     1106 x 12.5 GB/s = 13.825 TB/s.
+ *   core (group 0 of 2, 14 cores): spines j = 0..4 of each of the 8 rail
+ *     groups (40) lose 1 of 14 uplinks. B2 = 1080 -> 13.5 TB/s. */
+static void test_failures(void **state) {
+  (void)state;
+  ts_plan_request q = preset("a100-superpod");
+  q.nodes = 140;
+  ts_plan_result r;
+  compute_ok(&q, &r);
+  const ts_plan_failure *f = r.fail;
+  assert_int_equal(f[0].nodes_hit, 20);
+  assert_int_equal(f[0].gpus_slowed, 20);
+  assert_int_equal(f[0].gpus_cut_off, 0);
+  assert_true(fabs(f[0].uplink_loss - 0.125) < 1e-12);
+  assert_true(fabs(f[0].bisection_after - 13.75e12) < 1);
+  assert_int_equal(f[1].switches_hit, 7);
+  assert_true(fabs(f[1].uplink_loss - 0.1) < 1e-12);
+  assert_int_equal(f[1].gpus_slowed, 140);
+  assert_true(fabs(f[1].bisection_after - 13.825e12) < 1);
+  assert_int_equal(f[2].switches_hit, 40);
+  assert_true(fabs(f[2].uplink_loss - 1.0 / 14) < 1e-12);
+  assert_true(fabs(f[2].bisection_after - 13.5e12) < 1);
+  ts_plan_free(&r);
+
+  /* One rail (a one-NIC node from a file): the leaf is a node's only way
+   * out, so its 20 nodes x 8 GPUs are cut off. 1 SU of 20 nodes: 8 leaves?
+   * no, 1 rail -> 1 leaf with 20 up, fewest s >= 20/40 dividing 20 is 1
+   * spine; it failing leaves one leaf with no other leaf to lose: 0. */
+  char path[] = "/tmp/test_plan_XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  FILE *tf = fdopen(fd, "w");
+  fputs("topsim: 1\nname: one-nic\n"
+        "gpu_models: {G: {bf16: 1TFLOP/s, hbm: 1GB, hbm_bandwidth: 1GB/s}}\n"
+        "planes: [{name: net, kind: backend, technology: ib_hdr}]\n"
+        "templates:\n  box: {gpu_model: G, cpus: 1, gpus: {count: 8, attach: "
+        "cpu0}, nics: [{plane: net, count: 1, attach: cpu0}]}\n"
+        "nodes: [{name: n, template: box, count: 1}]\n", tf);
+  fclose(tf);
+  char spec[64];
+  snprintf(spec, sizeof spec, "%s:box", path);
+  q = preset("a100-superpod");
+  q.nodes = 20;
+  q.template_name = spec;
+  compute_ok(&q, &r);
+  assert_int_equal(r.rails, 1);
+  assert_int_equal(r.fail[0].gpus_cut_off, 160);
+  assert_int_equal(r.fail[0].gpus_slowed, 0);
+  assert_int_equal(r.tier[1].switches, 1);
+  assert_int_equal(r.fail[1].gpus_cut_off, 0);
+  round_trip_plane(&q, "net");
+  ts_plan_free(&r);
+  remove(path);
+}
+
+/* ---- requests the planner refuses ---- */
+
+/* Pods: 4,096 DGX H100 on 64-port NDR (32:32, 32-node SUs, 8 rails): 128
+ * SUs exceed what one rail group serves (32), so 4 pods of 32 SUs: 1,024
+ * leaves, 32 (pod, rail) spine groups of 32 = 1,024 spines, K = 16 core
+ * groups of 32 = 512 cores. One spine serves the 32 leaves of its (pod,
+ * rail) group: 32 leaves x 32 nodes x 1 GPU per rail = 1,024 GPUs slowed,
+ * each leaf losing 1/32 of its uplinks. */
+static void test_pod_failures(void **state) {
+  (void)state;
+  ts_plan_request q = preset("h100-superpod");
+  q.nodes = 4096;
+  ts_plan_result r;
+  compute_ok(&q, &r);
+  assert_int_equal(r.tier[TS_PLAN_SPINE].switches, 1024);
+  assert_int_equal(r.tier[TS_PLAN_CORE].switches, 512);
+  assert_int_equal(r.fail[TS_PLAN_SPINE].switches_hit, 32);
+  assert_int_equal(r.fail[TS_PLAN_SPINE].gpus_slowed, 1024);
+  assert_true(fabs(r.fail[TS_PLAN_SPINE].uplink_loss - 1.0 / 32) < 1e-12);
+  ts_plan_free(&r);
+}
+
+static void expect_usage(ts_plan_request q, const char *msg) {
+  ts_plan_result r;
+  ts_diag d;
+  ts_diag_clear(&d);
+  assert_int_equal(ts_plan_compute(&q, &r, &d), TS_EUSAGE);
+  if (!strstr(d.msg, msg)) fail_msg("want '%s' in: %s", msg, d.msg);
+  ts_plan_free(&r); /* zeroed on error: a no-op */
+}
+
+static void test_errors(void **state) {
+  (void)state;
+  ts_plan_request q = preset("a100-superpod");
+  expect_usage(q, "give a size");
+  q.nodes = 10, q.gpus = 80;
+  expect_usage(q, "not both");
+  q.gpus = 0;
+  q.radix = 16; /* 8 down ports cannot hold a 20-node SU */
+  expect_usage(q, "8 down ports cannot hold a 10-node SU");
+  q.radix = 40;
+  q.oversub[0][0] = 39, q.oversub[0][1] = 2; /* 41 ports needed */
+  expect_usage(q, "cannot split 39:2");
+  q.oversub[0][0] = q.oversub[0][1] = 0;
+  q.nodes = 140;
+  q.max_tiers = 2;
+  expect_usage(q, "cannot be built in 2 tiers: 56 leaves need a third tier");
+  q.max_tiers = 0;
+  q.reserved_ports = 40;
+  expect_usage(q, "leave nothing");
+  q.reserved_ports = 0;
+  q.template_name = "dgx-z100";
+  expect_usage(q, "unknown template");
+  q.template_name = "dgx-a100";
+  q.rails = 6; /* 4 PCIe switches cannot take 6 NICs evenly */
+  expect_usage(q, "must divide");
+  ts_diag d;
+  assert_int_equal(ts_plan_preset("a200-superpod", &q, &d), TS_EUSAGE);
+}
+
+/* 1001 GPUs round up to 126 DGX nodes = 1008 GPUs, with a note. */
+static void test_rounding(void **state) {
+  (void)state;
+  ts_plan_request q = preset("a100-superpod");
+  q.gpus = 1001;
+  ts_plan_result r;
+  compute_ok(&q, &r);
+  assert_int_equal(r.nodes, 126);
+  assert_int_equal(r.gpus, 1008);
+  assert_int_equal(r.gpus_requested, 1001);
+  assert_true(r.note_count >= 1);
+  assert_non_null(strstr(r.notes[0], "rounded up"));
+  ts_plan_free(&r);
+}
+
+/* ---- round trip: plan -> YAML -> load -> validate -> stats ---- */
+
+static ts_topo *emit_and_load(const ts_plan_result *r) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  assert_non_null(f);
+  assert_int_equal(ts_plan_emit_yaml(r, f), 0);
+  fclose(f);
+  ts_topo *t = NULL;
+  ts_diag d;
+  ts_diag_clear(&d);
+  int rc = ts_topo_load_buffer(buf, len, "plan.yaml", &t, &d);
+  if (rc) fail_msg("emitted plan does not load: %s\n%s", d.msg, buf);
+  free(buf);
+  return t;
+}
+
+static void round_trip_plane(const ts_plan_request *q, const char *plane);
+static void round_trip(const ts_plan_request *q) {
+  round_trip_plane(q, "compute");
+}
+
+static void round_trip_plane(const ts_plan_request *q, const char *plane) {
+  ts_plan_result r;
+  compute_ok(q, &r);
+  ts_topo *t = emit_and_load(&r);
+  ts_problems p = {0};
+  assert_int_equal(ts_topo_validate(t, &p), 0);
+  ts_problems_free(&p);
+  ts_topo_stats s;
+  assert_int_equal(ts_topo_stats_compute(t, &s), 0);
+  int pl = ts_topo_plane_find(t, plane);
+  assert_true(pl >= 0);
+  const ts_plane_stats *ps = &s.planes[pl];
+  assert_int_equal(ps->tiers, r.tiers);
+  for (uint32_t k = 0; k < 3; k++)
+    assert_int_equal(ps->tier[k + 1].switches, r.tier[k].switches);
+  assert_true(fabs(ps->tier[1].oversub - r.tier[0].oversub) < 1e-9);
+  assert_true(fabs(ps->bisection_bw - r.bisection_bw_eff) <
+              1e-9 * r.bisection_bw_eff);
+  assert_int_equal(s.gpus, r.gpus);
+  ts_topo_stats_free(&s);
+  ts_topo_free(t);
+  ts_plan_free(&r);
+}
+
+static void test_round_trip(void **state) {
+  (void)state;
+  static const uint32_t a100[] = {10, 40, 100, 120, 140};
+  for (size_t i = 0; i < sizeof a100 / sizeof a100[0]; i++) {
+    ts_plan_request q = preset("a100-superpod");
+    q.nodes = a100[i];
+    round_trip(&q);
+  }
+  ts_plan_request q = preset("h100-superpod");
+  q.nodes = 128;
+  round_trip(&q);
+  q = preset("b200-superpod");
+  q.nodes = 50; /* partial second SU */
+  round_trip(&q);
+  /* 4:1 leaves (32 down, 8 up) as topologies/cluster-2tier-4to1.yaml */
+  ts_plan_request_init(&q);
+  q.nodes = 128;
+  q.oversub[0][0] = 4, q.oversub[0][1] = 1;
+  round_trip(&q);
+  /* one tier, reserved management ports, B300 at 800 Gb/s */
+  ts_plan_request_init(&q);
+  q.template_name = "hgx-b300";
+  q.radix = 64;
+  q.nodes = 30;
+  q.reserved_ports = 2;
+  round_trip(&q);
+  /* a template taken from a file, with 4 rails at 100 Gb/s */
+  ts_plan_request_init(&q);
+  q.template_name = tu_path("topologies/superpod-a100-1su.yaml:dgx-a100");
+  q.nodes = 64;
+  q.rails = 4;
+  q.port_speed = 100 * GBPS;
+  round_trip(&q);
+}
+
+/* ---- built-in templates agree with topologies/ ---- */
+
+static void same_template(const char *file, const char *name) {
+  ts_topo *ref = tu_load(file);
+  ts_plan_request q;
+  ts_plan_request_init(&q);
+  q.template_name = name;
+  q.nodes = 1;
+  q.max_tiers = 1;
+  ts_plan_result r;
+  compute_ok(&q, &r);
+  ts_topo *t = emit_and_load(&r);
+  assert_int_equal(tu_count(t, TS_NODE_GPU, -1), tu_count(ref, TS_NODE_GPU, -1));
+  assert_int_equal(tu_count(t, TS_NODE_NVSWITCH, -1),
+                   tu_count(ref, TS_NODE_NVSWITCH, -1));
+  const ts_gpu_model *a = ts_topo_gpu_model(t, 0), *b = ts_topo_gpu_model(ref, 0);
+  assert_string_equal(a->name, b->name);
+  assert_true(a->bf16_flops == b->bf16_flops && a->fp8_flops == b->fp8_flops);
+  assert_true(a->hbm_bytes == b->hbm_bytes);
+  assert_true(a->hbm_bandwidth == b->hbm_bandwidth);
+  /* the file's compute NICs: count and rails */
+  ts_plan_request fq = q;
+  char spec[1100];
+  snprintf(spec, sizeof spec, "%s:%s", tu_path(file), name);
+  fq.template_name = spec;
+  ts_plan_result fr;
+  compute_ok(&fq, &fr);
+  assert_int_equal(fr.rails, r.rails);
+  assert_true(fr.port_speed == r.port_speed);
+  assert_true(fr.efficiency == r.efficiency);
+  ts_plan_free(&fr);
+  ts_topo_free(t);
+  ts_topo_free(ref);
+  ts_plan_free(&r);
+}
+
+static void test_templates(void **state) {
+  (void)state;
+  same_template("topologies/dgx-a100.yaml", "dgx-a100");
+  same_template("topologies/dgx-h100.yaml", "dgx-h100");
+  same_template("topologies/hgx-b200.yaml", "hgx-b200");
+  same_template("topologies/hgx-b300.yaml", "hgx-b300");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_a100_table), cmocka_unit_test(test_h100),
+      cmocka_unit_test(test_cables),     cmocka_unit_test(test_failures),
+      cmocka_unit_test(test_pod_failures),
+      cmocka_unit_test(test_errors),     cmocka_unit_test(test_rounding),
+      cmocka_unit_test(test_round_trip), cmocka_unit_test(test_templates),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
