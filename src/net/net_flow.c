@@ -1,0 +1,506 @@
+/* net_flow.c - flow fidelity: max-min fair fluid flows, solved
+ * incrementally (docs/model.md, "Flow fidelity").
+ *
+ * A flow waits alpha_sw, then is ACTIVE on every direction of its path at
+ * one rate until its bytes drain, then spends the sum of its hop latencies
+ * in flight (TAIL) before delivery. Rates are max-min fair: progressive
+ * filling, as in SimGrid's maxmin solver (learned from, not copied).
+ *
+ * Invariants:
+ *   - every ACTIVE flow sits in the intrusive list of each direction of its
+ *     path (one `member` per hop, allocated contiguously from a pool with
+ *     one free list per path length);
+ *   - an ACTIVE flow's bytes left at time t are left - rate*(t - t_last):
+ *     state is settled lazily, only when its rate changes or it drains;
+ *   - an ACTIVE flow with rate > 0 has exactly one pending drain event, at
+ *     t_last + ceil(left / rate), rescheduled in place when the rate changes;
+ *   - a direction is dirty iff some flow entered, left or its capacity
+ *     changed since the last solve; while any is dirty one resolve event is
+ *     pending at the current time, so simultaneous changes share one solve.
+ *
+ *   - after each solve every rated flow remembers its bottleneck direction;
+ *     a batch of departures that frees no remembered bottleneck leaves the
+ *     rates max-min fair and costs no solve (flow_still_fair).
+ *
+ * Costs: start O(hops); drain O(hops); a solve touches only the connected
+ * component (flows linked through shared directions) of the dirty
+ * directions: O(F_c * hops + D_c log D_c) for F_c flows over D_c
+ * directions. Unrelated flows cost nothing. Upgrade path if one giant component makes
+ * solves slow: bound the re-solve to flows whose bottleneck share can move
+ * (SimGrid's "selective update" goes the same way), or solve in parallel. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net/net_backend.h"
+
+enum { FLOW_FREE, FLOW_WAIT, FLOW_ACTIVE, FLOW_TAIL };
+
+typedef struct flow {
+  double left;          /* bytes left at t_last */
+  double rate;          /* bytes/s now */
+  double new_rate;      /* solver scratch */
+  ts_time_ps t_last;
+  ts_time_ps tail_lat;  /* sum of hop latencies */
+  ts_event_id ev;       /* WAIT: start event; ACTIVE: drain event */
+  uint64_t bytes;
+  uint32_t req;
+  uint32_t m0;          /* first member; next free flow when FREE */
+  uint32_t hops;
+  uint32_t mark;        /* == solve stamp: in the component */
+  uint32_t frozen;      /* == solve stamp: rate fixed this solve */
+  uint32_t bneck;       /* direction that fixed the rate at the last solve */
+  uint8_t state;
+} flow;
+
+typedef struct member {
+  uint32_t flow, dir;
+  uint32_t prev, next;  /* direction's list; next = next free block */
+} member;
+
+typedef struct fdir {
+  uint32_t head;        /* first member crossing it */
+  uint32_t mark;        /* == solve stamp: in the component */
+  uint32_t nun;         /* solver: unfrozen flows */
+  uint32_t hpos;        /* solver: heap slot or NET_NONE */
+  double rem;           /* solver: capacity not yet given out */
+  double key;           /* solver: rem / nun */
+  uint8_t dirty;
+} fdir;
+
+typedef struct flow_state {
+  flow *flows;
+  uint32_t nflows, flows_cap, flow_free;
+  member *mem;
+  uint32_t nmem, mem_cap;
+  uint32_t mem_free[TS_NET_MAX_HOPS + 1]; /* per block length */
+  fdir *dirs;
+  uint32_t *dirty, ndirty, dirty_cap;
+  uint32_t *cdirs, ncdirs, cdirs_cap;  /* component scratch */
+  uint32_t *cflows, ncflows, cflows_cap;
+  uint32_t *heap, nheap;               /* capacity: ndirs */
+  uint32_t stamp;
+  int resolve_pending;
+  int dirty_hard;       /* a flow entered or a capacity changed */
+} flow_state;
+
+static flow_state *fs_of(ts_net *net) { return net->bstate; }
+
+/* ---- pools ---------------------------------------------------------- */
+
+static int flow_reserve(ts_net *net, uint32_t flows, uint32_t hops,
+                        uint64_t bytes) {
+  flow_state *s = fs_of(net);
+  if (net_grow((void **)&s->flows, &s->flows_cap, s->nflows + flows,
+               sizeof *s->flows) ||
+      net_grow((void **)&s->mem, &s->mem_cap, s->nmem + hops,
+               sizeof *s->mem))
+    return TS_ENOMEM;
+  return 0;
+}
+
+static uint32_t flow_alloc(flow_state *s) {
+  uint32_t f = s->flow_free;
+  if (f != NET_NONE) {
+    s->flow_free = s->flows[f].m0;
+    return f;
+  }
+  NET_ASSERT(s->nflows < s->flows_cap, "flow pool not reserved");
+  return s->nflows++;
+}
+
+static uint32_t mem_alloc(flow_state *s, uint32_t hops) {
+  uint32_t m = s->mem_free[hops];
+  if (m != NET_NONE) {
+    s->mem_free[hops] = s->mem[m].next;
+    return m;
+  }
+  NET_ASSERT(s->nmem + hops <= s->mem_cap, "member pool not reserved");
+  m = s->nmem;
+  s->nmem += hops;
+  return m;
+}
+
+static void mem_release(flow_state *s, uint32_t m, uint32_t hops) {
+  s->mem[m].next = s->mem_free[hops];
+  s->mem_free[hops] = m;
+}
+
+/* ---- indexed min-heap of directions by (key, id) --------------------- */
+
+static int heap_less(const fdir *d, uint32_t a, uint32_t b) {
+  if (d[a].key != d[b].key) return d[a].key < d[b].key;
+  return a < b;
+}
+
+static void heap_set(flow_state *s, uint32_t i, uint32_t dir) {
+  s->heap[i] = dir;
+  s->dirs[dir].hpos = i;
+}
+
+static void heap_up(flow_state *s, uint32_t i) {
+  uint32_t x = s->heap[i];
+  while (i > 0) {
+    uint32_t p = (i - 1) / 2;
+    if (!heap_less(s->dirs, x, s->heap[p])) break;
+    heap_set(s, i, s->heap[p]);
+    i = p;
+  }
+  heap_set(s, i, x);
+}
+
+static void heap_down(flow_state *s, uint32_t i) {
+  uint32_t x = s->heap[i];
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= s->nheap) break;
+    if (c + 1 < s->nheap && heap_less(s->dirs, s->heap[c + 1], s->heap[c]))
+      c++;
+    if (!heap_less(s->dirs, s->heap[c], x)) break;
+    heap_set(s, i, s->heap[c]);
+    i = c;
+  }
+  heap_set(s, i, x);
+}
+
+static void heap_push(flow_state *s, uint32_t dir) {
+  heap_set(s, s->nheap++, dir);
+  heap_up(s, s->nheap - 1);
+}
+
+/* ---- dirty directions and the batched resolve ------------------------ */
+
+static void flow_resolve_ev(ts_sim *sim, void *ctx, uint64_t arg);
+
+static void flow_mark_dirty(ts_net *net, uint32_t dir) {
+  flow_state *s = fs_of(net);
+  if (!s->dirs[dir].dirty) {
+    if (net_grow((void **)&s->dirty, &s->dirty_cap, s->ndirty + 1,
+                 sizeof *s->dirty) == 0) {
+      s->dirs[dir].dirty = 1;
+      s->dirty[s->ndirty++] = dir;
+    } else {
+      NET_ASSERT(0, "out of memory growing the dirty list");
+    }
+  }
+  if (!s->resolve_pending) {
+    int rc = ts_sim_schedule(net->sim, ts_sim_now(net->sim), flow_resolve_ev,
+                             net, 0, NULL);
+    NET_ASSERT(rc == 0, "engine refused the resolve event");
+    s->resolve_pending = 1;
+  }
+}
+
+/* Brings f's bytes left to now at its current rate. */
+static void flow_settle(ts_net *net, flow *f) {
+  ts_time_ps now = ts_sim_now(net->sim);
+  f->left -= f->rate * (double)(now - f->t_last) * 1e-12;
+  f->t_last = now;
+}
+
+/* Collects the component of the dirty directions (or of every busy
+ * direction under full_solve) into cdirs / cflows. */
+static int flow_collect(ts_net *net) {
+  flow_state *s = fs_of(net);
+  uint32_t st = ++s->stamp;
+  s->ncdirs = s->ncflows = 0;
+  if (net->cfg.full_solve) {
+    for (uint32_t d = 0; d < net->ndirs; d++)
+      if (s->dirs[d].head != NET_NONE) {
+        s->dirs[d].mark = st;
+        s->cdirs[s->ncdirs++] = d;
+      }
+  } else {
+    for (uint32_t i = 0; i < s->ndirty; i++) {
+      uint32_t d = s->dirty[i];
+      if (s->dirs[d].mark != st && s->dirs[d].head != NET_NONE) {
+        s->dirs[d].mark = st;
+        s->cdirs[s->ncdirs++] = d;
+      }
+    }
+  }
+  for (uint32_t i = 0; i < s->ndirty; i++) s->dirs[s->dirty[i]].dirty = 0;
+  s->ndirty = 0;
+  for (uint32_t i = 0; i < s->ncdirs; i++) {
+    for (uint32_t m = s->dirs[s->cdirs[i]].head; m != NET_NONE;
+         m = s->mem[m].next) {
+      flow *f = &s->flows[s->mem[m].flow];
+      if (f->mark == st) continue;
+      f->mark = st;
+      if (net_grow((void **)&s->cflows, &s->cflows_cap, s->ncflows + 1,
+                   sizeof *s->cflows))
+        return TS_ENOMEM;
+      s->cflows[s->ncflows++] = s->mem[m].flow;
+      for (uint32_t h = 0; h < f->hops; h++) {
+        uint32_t e = s->mem[f->m0 + h].dir;
+        if (s->dirs[e].mark == st) continue;
+        s->dirs[e].mark = st;
+        s->cdirs[s->ncdirs++] = e;
+      }
+    }
+  }
+  return 0;
+}
+
+/* Progressive filling over the collected component: the direction with
+ * the smallest fair share rem/nun is the bottleneck; its unfrozen flows
+ * get that share, are frozen and remember it as their bottleneck, which
+ * lowers rem and nun on every direction they cross; repeat.
+ * Shares only grow as filling proceeds (s <= rem/nun implies
+ * (rem-s)/(nun-1) >= rem/nun), so the heap is lazy: a key is a lower
+ * bound of its direction's share and is refreshed only when it reaches
+ * the top. Cost O(F_c * hops + D_c log D_c) plus one sift per refresh. */
+static void flow_fill(ts_net *net) {
+  flow_state *s = fs_of(net);
+  uint32_t st = s->stamp;
+  s->nheap = 0;
+  for (uint32_t i = 0; i < s->ncdirs; i++) {
+    uint32_t d = s->cdirs[i];
+    fdir *fd = &s->dirs[d];
+    fd->rem = net->dirs[d].cap;
+    fd->nun = net->dirs[d].active;
+    fd->key = fd->rem / fd->nun;
+    heap_push(s, d);
+  }
+  while (s->nheap) {
+    uint32_t d = s->heap[0];
+    fdir *fd = &s->dirs[d];
+    double share = fd->nun ? (fd->rem > 0 ? fd->rem : 0) / fd->nun : 0;
+    if (fd->nun && share > fd->key) { /* stale lower bound: re-key */
+      fd->key = share;
+      heap_down(s, 0);
+      continue;
+    }
+    s->heap[0] = s->heap[--s->nheap];
+    if (s->nheap) heap_down(s, 0);
+    if (!fd->nun) continue;
+    for (uint32_t m = fd->head; m != NET_NONE; m = s->mem[m].next) {
+      flow *f = &s->flows[s->mem[m].flow];
+      if (f->frozen == st) continue;
+      f->frozen = st;
+      f->new_rate = share;
+      f->bneck = d;
+      for (uint32_t h = 0; h < f->hops; h++) {
+        fdir *fe = &s->dirs[s->mem[f->m0 + h].dir];
+        fe->rem -= share;
+        fe->nun--;
+      }
+    }
+    NET_ASSERT(fd->nun == 0, "bottleneck kept unfrozen flows");
+  }
+}
+
+/* True if the current rates are still max-min fair after a batch made
+ * only of departures: by the bottleneck characterisation (Bertsekas &
+ * Gallager), rates are max-min fair iff every flow has a bottleneck, a
+ * saturated direction on which no flow is faster. A direction nobody
+ * entered or left and whose capacity did not change keeps that property,
+ * so it suffices that every flow still crossing a dirty direction has its
+ * bottleneck elsewhere. Cost O(flows on the dirty directions). */
+static int flow_still_fair(ts_net *net) {
+  flow_state *s = fs_of(net);
+  if (s->dirty_hard || net->cfg.full_solve) return 0;
+  for (uint32_t i = 0; i < s->ndirty; i++)
+    for (uint32_t m = s->dirs[s->dirty[i]].head; m != NET_NONE;
+         m = s->mem[m].next) {
+      uint32_t b = s->flows[s->mem[m].flow].bneck;
+      if (s->dirs[b].dirty) return 0;
+    }
+  return 1;
+}
+
+static void flow_drain_ev(ts_sim *sim, void *ctx, uint64_t arg);
+
+/* Gives flow fi its solved rate; settles and moves its drain event only
+ * if the rate really changed. */
+static void flow_apply(ts_net *net, uint32_t fi) {
+  flow_state *s = fs_of(net);
+  flow *f = &s->flows[fi];
+  NET_ASSERT(f->frozen == s->stamp, "component flow left unrated");
+  double old = f->rate, nr = f->new_rate;
+  if (fabs(nr - old) <= NET_EPS * fmax(nr, old)) return;
+  flow_settle(net, f);
+  f->rate = nr;
+  net->st.rate_changes++;
+  if (nr <= 0) {
+    if (f->ev) ts_sim_cancel(net->sim, f->ev);
+    f->ev = TS_SIM_NO_EVENT;
+    return;
+  }
+  ts_time_ps at = ts_sim_now(net->sim) + net_ps_for_bytes(f->left, nr);
+  int rc = f->ev ? ts_sim_reschedule(net->sim, f->ev, at)
+                 : ts_sim_schedule(net->sim, at, flow_drain_ev, net, fi,
+                                   &f->ev);
+  NET_ASSERT(rc == 0, "engine refused a drain event");
+}
+
+static void flow_resolve_ev(ts_sim *sim, void *ctx, uint64_t arg) {
+  ts_net *net = ctx;
+  flow_state *s = fs_of(net);
+  s->resolve_pending = 0;
+  if (flow_still_fair(net)) { /* departures only, no bottleneck freed */
+    for (uint32_t i = 0; i < s->ndirty; i++) s->dirs[s->dirty[i]].dirty = 0;
+    s->ndirty = 0;
+    net->st.solves_skipped++;
+    return;
+  }
+  s->dirty_hard = 0;
+  NET_ASSERT(flow_collect(net) == 0, "out of memory collecting a component");
+  if (s->ncdirs == 0) return;
+  flow_fill(net);
+  for (uint32_t i = 0; i < s->ncflows; i++) flow_apply(net, s->cflows[i]);
+  net->st.solves++;
+  net->st.flows_touched += s->ncflows;
+  if (s->ncflows > net->st.max_flows_touched)
+    net->st.max_flows_touched = s->ncflows;
+}
+
+/* ---- flow life cycle -------------------------------------------------- */
+
+static void flow_deliver_ev(ts_sim *sim, void *ctx, uint64_t arg) {
+  ts_net *net = ctx;
+  flow_state *s = fs_of(net);
+  uint32_t fi = (uint32_t)arg;
+  flow *f = &s->flows[fi];
+  uint32_t req = f->req;
+  uint64_t bytes = f->bytes;
+  f->state = FLOW_FREE;
+  f->m0 = s->flow_free;
+  s->flow_free = fi;
+  net_flow_delivered(net, req, bytes); /* may start flows: f is stale */
+}
+
+/* Bytes drained: the flow leaves its directions; delivery follows after
+ * the path's latency. */
+static void flow_finish(ts_net *net, uint32_t fi) {
+  flow_state *s = fs_of(net);
+  flow *f = &s->flows[fi];
+  for (uint32_t h = 0; f->bytes && h < f->hops; h++) {
+    member *m = &s->mem[f->m0 + h];
+    if (m->prev != NET_NONE) s->mem[m->prev].next = m->next;
+    else s->dirs[m->dir].head = m->next;
+    if (m->next != NET_NONE) s->mem[m->next].prev = m->prev;
+    net->dirs[m->dir].bytes += f->bytes;
+    net_dir_leave(net, m->dir);
+    flow_mark_dirty(net, m->dir);
+  }
+  mem_release(s, f->m0, f->hops);
+  f->state = FLOW_TAIL;
+  f->ev = TS_SIM_NO_EVENT;
+  if (f->tail_lat == 0) {
+    flow_deliver_ev(net->sim, net, fi);
+    return;
+  }
+  int rc = ts_sim_schedule_in(net->sim, f->tail_lat, flow_deliver_ev, net,
+                              fi, NULL);
+  NET_ASSERT(rc == 0, "engine refused a delivery event");
+}
+
+static void flow_drain_ev(ts_sim *sim, void *ctx, uint64_t arg) {
+  ts_net *net = ctx;
+  flow *f = &fs_of(net)->flows[arg];
+  f->ev = TS_SIM_NO_EVENT;
+  flow_settle(net, f);
+  /* Byte conservation: the drain time was rounded up to whole ps, so at
+   * most one ps worth of bytes (plus NET_EPS noise) is overshot. */
+  double slack = NET_EPS * (double)f->bytes + f->rate * 1e-12 + 1e-6;
+  NET_ASSERT(fabs(f->left) <= slack, "flow drained with bytes left");
+  f->left = 0;
+  flow_finish(net, (uint32_t)arg);
+}
+
+static void flow_activate(ts_net *net, uint32_t fi) {
+  flow_state *s = fs_of(net);
+  flow *f = &s->flows[fi];
+  f->state = FLOW_ACTIVE;
+  f->ev = TS_SIM_NO_EVENT;
+  f->t_last = ts_sim_now(net->sim);
+  f->rate = 0;
+  if (f->bytes == 0) { /* nothing to share: straight to the latency tail */
+    flow_finish(net, fi);
+    return;
+  }
+  for (uint32_t h = 0; h < f->hops; h++) {
+    uint32_t mi = f->m0 + h;
+    member *m = &s->mem[mi];
+    fdir *d = &s->dirs[m->dir];
+    m->prev = NET_NONE;
+    m->next = d->head;
+    if (d->head != NET_NONE) s->mem[d->head].prev = mi;
+    d->head = mi;
+    net_dir_enter(net, m->dir);
+    flow_mark_dirty(net, m->dir);
+  }
+  s->dirty_hard = 1;
+}
+
+static void flow_start_ev(ts_sim *sim, void *ctx, uint64_t arg) {
+  flow_activate(ctx, (uint32_t)arg);
+}
+
+static void flow_start(ts_net *net, uint32_t req, const uint32_t *path,
+                       uint32_t hops, uint64_t bytes, ts_time_ps alpha) {
+  flow_state *s = fs_of(net);
+  uint32_t fi = flow_alloc(s);
+  flow *f = &s->flows[fi];
+  memset(f, 0, sizeof *f);
+  f->left = (double)bytes;
+  f->bytes = bytes;
+  f->req = req;
+  f->hops = hops;
+  f->m0 = mem_alloc(s, hops);
+  f->state = FLOW_WAIT;
+  for (uint32_t h = 0; h < hops; h++) {
+    s->mem[f->m0 + h] = (member){fi, path[h], NET_NONE, NET_NONE};
+    f->tail_lat += net->dirs[path[h]].lat;
+  }
+  if (alpha == 0) {
+    flow_activate(net, fi);
+    return;
+  }
+  int rc = ts_sim_schedule_in(net->sim, alpha, flow_start_ev, net, fi, &f->ev);
+  NET_ASSERT(rc == 0, "engine refused a start event");
+}
+
+static void flow_capacity_changed(ts_net *net, uint32_t dir) {
+  flow_mark_dirty(net, dir);
+  fs_of(net)->dirty_hard = 1;
+}
+
+/* ---- setup ------------------------------------------------------------ */
+
+static int flow_init(ts_net *net) {
+  flow_state *s = calloc(1, sizeof *s);
+  if (!s) return TS_ENOMEM;
+  net->bstate = s;
+  s->flow_free = NET_NONE;
+  for (uint32_t i = 0; i <= TS_NET_MAX_HOPS; i++) s->mem_free[i] = NET_NONE;
+  size_t nd = net->ndirs ? net->ndirs : 1;
+  s->dirs = calloc(nd, sizeof *s->dirs);
+  s->cdirs = malloc(nd * sizeof *s->cdirs);
+  s->heap = malloc(nd * sizeof *s->heap);
+  if (!s->dirs || !s->cdirs || !s->heap) return TS_ENOMEM;
+  for (uint32_t d = 0; d < net->ndirs; d++) {
+    s->dirs[d].head = NET_NONE;
+    s->dirs[d].hpos = NET_NONE;
+  }
+  return 0;
+}
+
+static void flow_fini(ts_net *net) {
+  flow_state *s = fs_of(net);
+  free(s->flows);
+  free(s->mem);
+  free(s->dirs);
+  free(s->dirty);
+  free(s->cdirs);
+  free(s->cflows);
+  free(s->heap);
+  free(s);
+  net->bstate = NULL;
+}
+
+const net_backend net_flow_backend = {
+    "flow", flow_init, flow_fini, flow_reserve, flow_start,
+    flow_capacity_changed,
+};

@@ -1,0 +1,134 @@
+/* bench_net_flow.c - flow fidelity at scale: a random permutation of
+ * 1 MiB GPU->GPU flows over the generated 131,072-GPU three-tier fabric
+ * (the fabric of bench_topo_load.c), all started at t = 0, run to the
+ * last delivery. Paths are built here by a simple up-down walk on labels
+ * (GPU -> PCIe switch -> NIC of the GPU's rail -> leaf -> (spine ->
+ * (core -> spine) ->) leaf -> NIC -> PCIe switch -> GPU), choosing uplinks
+ * by a hash of the flow, until the route module offers this.
+ * Prints per-phase wall time, peak RSS, rate solves and events.
+ * Target (issue 3): under 10 s and 2 GiB.
+ *
+ * usage: bench_net_flow [NODES] [SEED] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "topsim/ts_net.h"
+#include "topsim/ts_sim.h"
+#include "topsim/ts_topo.h"
+#include "bench_paths.h"
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Same generator string as bench_topo_load.c. */
+static const char *yaml_fmt =
+    "topsim: 1\n"
+    "name: scale-h100-%u\n"
+    "gpu_models:\n"
+    "  H100-SXM5-80GB: {bf16: 989TFLOP/s, hbm: 80GB, hbm_bandwidth: 3350GB/s}\n"
+    "planes:\n"
+    "  - name: compute\n"
+    "    kind: backend\n"
+    "    technology: ib_ndr\n"
+    "    bandwidth: 200Gb/s\n"
+    "    generator:\n"
+    "      type: rail_optimized\n"
+    "      tiers: 3\n"
+    "      leaf: {radix: 128, down: 64, up: 64}\n"
+    "      spine: {radix: 128, down: 64, up: 64}\n"
+    "      core: {radix: 128}\n"
+    "templates:\n"
+    "  dgx-h100:\n"
+    "    gpu_model: H100-SXM5-80GB\n"
+    "    cpus: 2\n"
+    "    cpu_link: {type: upi, bandwidth: 83GB/s, latency: 150ns}\n"
+    "    pcie_switches: {count: 4, attach: [cpu0, cpu1], gen: 5, width: 16}\n"
+    "    gpus: {count: 8, attach: [pcie0, pcie1, pcie2, pcie3], gen: 5}\n"
+    "    nvlink: {link_bandwidth: 25GB/s, switches: 4, links_per_switch: [5, 4, 4, 5]}\n"
+    "    nics:\n"
+    "      - {plane: compute, count: 8, attach: [pcie0, pcie1, pcie2, pcie3], "
+    "speed: 200Gb/s}\n"
+    "nodes:\n"
+    "  - {name: dgx, template: dgx-h100, count: %u, per_rack: 4, per_su: 64}\n";
+
+static void done(ts_net *net, void *ctx, uint64_t tag) {
+  (*(uint64_t *)ctx)++;
+}
+
+int main(int argc, char **argv) {
+  unsigned nodes = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 16384;
+  uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 10) : 1;
+  char yaml[4096];
+  int len = snprintf(yaml, sizeof yaml, yaml_fmt, nodes * 8, nodes);
+  ts_diag d;
+  ts_diag_clear(&d);
+  ts_topo *t = NULL;
+  double t0 = now_s();
+  if (ts_topo_load_buffer(yaml, (size_t)len, "<generated>", &t, &d)) {
+    fprintf(stderr, "load failed: %s\n", d.msg);
+    return 1;
+  }
+  double t1 = now_s();
+  const uint32_t *gpus;
+  uint32_t ng = ts_topo_gpus(t, &gpus);
+  uint32_t *perm = malloc(ng * sizeof *perm);
+  for (uint32_t i = 0; i < ng; i++) perm[i] = i;
+  uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+  for (uint32_t i = ng - 1; i > 0; i--) { /* Fisher-Yates */
+    x = mix(x + i);
+    uint32_t j = (uint32_t)(x % (i + 1)), tmp = perm[i];
+    perm[i] = perm[j];
+    perm[j] = tmp;
+  }
+  ts_sim *sim;
+  ts_net *net;
+  if (ts_sim_new(&sim) || ts_net_new(t, sim, NULL, &net)) return 1;
+  uint64_t finished = 0, hops_total = 0;
+  for (uint32_t i = 0; i < ng; i++) {
+    uint32_t path[TS_NET_MAX_HOPS];
+    int hops = build_path(t, gpus[i], gpus[perm[i]], mix(i ^ seed), path);
+    if (hops < 0) {
+      fprintf(stderr, "no up-down path for flow %u\n", i);
+      return 1;
+    }
+    hops_total += (uint64_t)hops;
+    if (gpus[i] == gpus[perm[i]]) continue; /* fixed point: nothing to move */
+    if (ts_net_send(net, path, (uint32_t)hops, 1u << 20, 0, done, &finished,
+                    i))
+      return 1;
+  }
+  double t2 = now_s();
+  ts_sim_run(sim);
+  double t3 = now_s();
+  ts_net_stats ns;
+  ts_net_stats_get(net, &ns);
+  ts_sim_stats ss;
+  ts_sim_stats_get(sim, &ss);
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  printf("gpus %u flows %llu finished %llu mean hops %.2f makespan %.3f us\n",
+         ng, (unsigned long long)ns.flows_started,
+         (unsigned long long)finished, (double)hops_total / ng,
+         ts_ps_to_us(ts_sim_now(sim)));
+  printf("solves %llu flows touched %llu (max %llu) rate changes %llu "
+         "events %llu\n",
+         (unsigned long long)ns.solves, (unsigned long long)ns.flows_touched,
+         (unsigned long long)ns.max_flows_touched,
+         (unsigned long long)ns.rate_changes,
+         (unsigned long long)ss.events_processed);
+  printf("load %.3f s  paths+send %.3f s  run %.3f s  total %.3f s  "
+         "peak RSS %.1f MiB\n", t1 - t0, t2 - t1, t3 - t2, t3 - t0,
+         (double)ru.ru_maxrss / 1024.0);
+  int bad = ns.bytes_sent != ns.bytes_delivered || finished != ns.flows_started;
+  ts_net_free(net);
+  ts_sim_free(sim);
+  ts_topo_free(t);
+  free(perm);
+  return bad;
+}

@@ -1,0 +1,518 @@
+/* test_net.c - the link model (ts_net.h), both fidelities.
+ *
+ * Each test states the system and its closed-form answer (SimGrid
+ * maxmin_test style). Times are integer picoseconds; S bytes over B bytes/s
+ * take S * 1e12 / B ps. Graphs are built with the topology builder: nodes
+ * n0, n1, ... and links whose direction 2*l goes a->b. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topo/topo_graph.h"
+#include "topsim/ts_net.h"
+#include "topsim/ts_sim.h"
+
+#define GBs 1e9
+#define US TS_PS_PER_US
+#define MiB (1024ull * 1024ull)
+
+/* ---- helpers -------------------------------------------------------- */
+
+typedef struct world {
+  ts_topo *t;
+  ts_sim *sim;
+  ts_net *net;
+  ts_time_ps done[512];
+  int ndone;
+} world;
+
+static ts_topo *tg_new(uint32_t nodes) {
+  ts_topo *t = topo_new("net-test");
+  ts_node proto = topo_node_proto(TS_NODE_SWITCH);
+  for (uint32_t i = 0; i < nodes; i++) topo_add_node(t, &proto, "n%u", i);
+  return t;
+}
+
+/* Adds link a-b; returns its id (direction 2*id is a->b). */
+static uint32_t tg_link(ts_topo *t, uint32_t a, uint32_t b, double bw,
+                        ts_time_ps lat) {
+  return topo_add_link(t, a, b, TS_LINK_NET, 1, bw, lat, TS_NO_PLANE);
+}
+
+static void tg_done(world *w, ts_topo *t, ts_net_fidelity fid) {
+  ts_diag d;
+  ts_diag_clear(&d);
+  assert_int_equal(topo_finalize(t, &d), 0);
+  w->t = t;
+  assert_int_equal(ts_sim_new(&w->sim), 0);
+  ts_net_config c;
+  ts_net_config_default(&c);
+  c.fidelity = fid;
+  assert_int_equal(ts_net_new(t, w->sim, &c, &w->net), 0);
+  for (int i = 0; i < 512; i++) w->done[i] = UINT64_MAX;
+  w->ndone = 0;
+}
+
+static void w_free(world *w) {
+  ts_net_stats s;
+  ts_net_stats_get(w->net, &s);
+  /* Byte conservation: everything sent was delivered. */
+  assert_int_equal(s.bytes_sent, s.bytes_delivered);
+  assert_int_equal(s.flows_started, s.flows_finished);
+  ts_net_free(w->net);
+  ts_sim_free(w->sim);
+  ts_topo_free(w->t);
+}
+
+static void on_done(ts_net *net, void *ctx, uint64_t tag) {
+  world *w = ctx;
+  assert_ptr_equal(net, w->net);
+  w->done[tag] = ts_sim_now(w->sim);
+  w->ndone++;
+}
+
+static void send1(world *w, const uint32_t *path, uint32_t hops,
+                  uint64_t bytes, ts_time_ps alpha, uint64_t tag) {
+  assert_int_equal(ts_net_send(w->net, path, hops, bytes, alpha, on_done, w,
+                               tag), 0);
+}
+
+static void run(world *w) { assert_int_equal(ts_sim_run(w->sim), 0); }
+
+/* ---- alone on a path ------------------------------------------------ */
+
+/* One link, 25 GB/s, 1 us latency; 1 MiB with alpha_sw = 2 us:
+ * T = 2 us + 1 us + 1,048,576 B / 25e9 B/s = 3,000,000 + 41,943,040 ps
+ *   = 44,943,040 ps exactly, in both fidelities (chunk: 16 chunks of
+ * 64 KiB back to back on one port, then the last one's 1 us latency). */
+static void test_single_link_exact(void **state) {
+  for (int fid = 0; fid < 2; fid++) {
+    world w;
+    ts_topo *t = tg_new(2);
+    tg_link(t, 0, 1, 25 * GBs, 1 * US);
+    tg_done(&w, t, (ts_net_fidelity)fid);
+    uint32_t p[] = {0};
+    send1(&w, p, 1, MiB, 2 * US, 0);
+    run(&w);
+    assert_int_equal(w.done[0], 44943040ull);
+    ts_net_dir_stats ds;
+    assert_int_equal(ts_net_dir_stats_get(w.net, 0, &ds), 0);
+    assert_int_equal(ds.bytes, MiB);
+    assert_int_equal(ds.busy_ps, 41943040ull); /* S / B */
+    w_free(&w);
+  }
+}
+
+/* Three hops n0->n1->n2->n3 at 100, 25, 50 GB/s with latencies 100, 200,
+ * 300 ns; 1e6 bytes, no alpha: T = 600 ns + 1e6 / 25e9 s = 600,000 +
+ * 40,000,000 = 40,600,000 ps (cut-through: only the bottleneck counts). */
+static void test_multi_hop(void **state) {
+  world w;
+  ts_topo *t = tg_new(4);
+  tg_link(t, 0, 1, 100 * GBs, 100000);
+  tg_link(t, 1, 2, 25 * GBs, 200000);
+  tg_link(t, 2, 3, 50 * GBs, 300000);
+  tg_done(&w, t, TS_NET_FLOW);
+  uint32_t p[] = {0, 2, 4};
+  send1(&w, p, 3, 1000000, 0, 0);
+  run(&w);
+  assert_int_equal(w.done[0], 40600000ull);
+  w_free(&w);
+}
+
+/* ---- sharing -------------------------------------------------------- */
+
+/* Two flows of S = 1e6 B on one 10 GB/s link, no latency: each gets B/2,
+ * both finish at 2S/B = 200 us = 200,000,000 ps. */
+static void test_two_share(void **state) {
+  world w;
+  ts_topo *t = tg_new(2);
+  tg_link(t, 0, 1, 10 * GBs, 0);
+  tg_done(&w, t, TS_NET_FLOW);
+  uint32_t p[] = {0};
+  send1(&w, p, 1, 1000000, 0, 0);
+  send1(&w, p, 1, 1000000, 0, 1);
+  run(&w);
+  assert_int_equal(w.done[0], 200000000ull);
+  assert_int_equal(w.done[1], 200000000ull);
+  ts_net_dir_stats ds;
+  ts_net_dir_stats_get(w.net, 0, &ds);
+  assert_int_equal(ds.peak_flows, 2);
+  ts_net_stats s;
+  ts_net_stats_get(w.net, &s);
+  /* One batched solve for both arrivals; the joint departure leaves no
+   * flow to re-rate, so it costs no solve. */
+  assert_int_equal(s.solves, 1);
+  w_free(&w);
+}
+
+/* N:1 incast, N = 4: sources n1..n4 each reach the switch n0 over
+ * 100 GB/s links, n0 -> n5 is 25 GB/s. Each flow of S = 1e6 gets B/N =
+ * 6.25 GB/s: all finish at N*S/B = 160 us. */
+static void test_incast(void **state) {
+  world w;
+  ts_topo *t = tg_new(6);
+  uint32_t up[4];
+  for (uint32_t i = 0; i < 4; i++) up[i] = tg_link(t, 1 + i, 0, 100 * GBs, 0);
+  uint32_t down = tg_link(t, 0, 5, 25 * GBs, 0);
+  tg_done(&w, t, TS_NET_FLOW);
+  for (uint32_t i = 0; i < 4; i++) {
+    uint32_t p[] = {2 * up[i], 2 * down};
+    send1(&w, p, 2, 1000000, 0, i);
+  }
+  run(&w);
+  for (int i = 0; i < 4; i++) assert_int_equal(w.done[i], 160000000ull);
+  w_free(&w);
+}
+
+/* Max-min: n0 -L1(10 GB/s)-> n1 -L2(6 GB/s)-> n2. Flow A crosses L1 and
+ * L2, B only L2, C only L1, each S = 21e6 B. Progressive filling: L2's
+ * share 6/2 = 3 < L1's 10/2 = 5, so A = B = 3 GB/s; C gets L1's rest,
+ * 10 - 3 = 7 GB/s. C finishes at 21e6/7e9 = 3 ms; then L1 is A's alone
+ * but A stays at L2's 3 GB/s: A and B finish at 21e6/3e9 = 7 ms. */
+static void test_maxmin_three(void **state) {
+  world w;
+  ts_topo *t = tg_new(3);
+  tg_link(t, 0, 1, 10 * GBs, 0);
+  tg_link(t, 1, 2, 6 * GBs, 0);
+  tg_done(&w, t, TS_NET_FLOW);
+  uint32_t pa[] = {0, 2}, pb[] = {2}, pc[] = {0};
+  send1(&w, pa, 2, 21000000, 0, 0);
+  send1(&w, pb, 1, 21000000, 0, 1);
+  send1(&w, pc, 1, 21000000, 0, 2);
+  run(&w);
+  assert_int_equal(w.done[2], 3 * TS_PS_PER_MS);
+  assert_int_equal(w.done[0], 7 * TS_PS_PER_MS);
+  assert_int_equal(w.done[1], 7 * TS_PS_PER_MS);
+  w_free(&w);
+}
+
+/* Late arrival on one 10 GB/s link: A = 10 MB at t = 0; B = 2.5 MB sent
+ * at 0 with alpha_sw = 250 us. Until 250 us A runs alone (2.5 MB done);
+ * then both at 5 GB/s: B needs 500 us and finishes at 750 us, when A has
+ * 10 - 2.5 - 2.5 = 5 MB left; alone again at 10 GB/s A finishes at
+ * 750 + 500 = 1,250 us. */
+static void test_late_arrival(void **state) {
+  world w;
+  ts_topo *t = tg_new(2);
+  tg_link(t, 0, 1, 10 * GBs, 0);
+  tg_done(&w, t, TS_NET_FLOW);
+  uint32_t p[] = {0};
+  send1(&w, p, 1, 10000000, 0, 0);
+  send1(&w, p, 1, 2500000, 250 * US, 1);
+  run(&w);
+  assert_int_equal(w.done[1], 750 * US);
+  assert_int_equal(w.done[0], 1250 * US);
+  ts_net_dir_stats ds;
+  ts_net_dir_stats_get(w.net, 0, &ds);
+  assert_int_equal(ds.busy_ps, 1250 * US);
+  assert_int_equal(ds.bytes, 12500000);
+  w_free(&w);
+}
+
+/* ---- factors ---------------------------------------------------------- */
+
+/* One 25 GB/s link at factor 0.5: 1e6 B take 1e6 / 12.5e9 = 80 us. */
+static void test_degraded(void **state) {
+  for (int fid = 0; fid < 2; fid++) {
+    world w;
+    ts_topo *t = tg_new(2);
+    tg_link(t, 0, 1, 25 * GBs, 0);
+    tg_done(&w, t, (ts_net_fidelity)fid);
+    assert_int_equal(ts_net_set_link_factor(w.net, 0, 0.5), 0);
+    assert_true(ts_net_dir_bandwidth(w.net, 1) == 12.5 * GBs);
+    uint32_t p[] = {0};
+    send1(&w, p, 1, 1000000, 0, 0);
+    run(&w);
+    assert_int_equal(w.done[0], 80 * US);
+    w_free(&w);
+  }
+}
+
+/* A down link (factor 0) refuses new sends; bad paths are refused too. */
+static void test_down_and_bad_paths(void **state) {
+  world w;
+  ts_topo *t = tg_new(3);
+  tg_link(t, 0, 1, 25 * GBs, 0);
+  tg_link(t, 1, 2, 25 * GBs, 0);
+  tg_done(&w, t, TS_NET_FLOW);
+  uint32_t p[] = {0, 2};
+  assert_int_equal(ts_net_set_link_factor(w.net, 1, 0.0), 0);
+  assert_int_equal(ts_net_send(w.net, p, 2, 100, 0, on_done, &w, 0),
+                   TS_EINVALID);
+  uint32_t gap[] = {0, 3};  /* n0->n1 then n2->n1: not contiguous */
+  assert_int_equal(ts_net_send(w.net, gap, 2, 100, 0, on_done, &w, 0),
+                   TS_EINVALID);
+  uint32_t out[] = {99};
+  assert_int_equal(ts_net_send(w.net, out, 1, 100, 0, on_done, &w, 0),
+                   TS_EINVALID);
+  assert_int_equal(ts_net_send(w.net, p, 0, 100, 0, on_done, &w, 0),
+                   TS_EUSAGE);
+  assert_int_equal(ts_net_send(w.net, p, 1, 100, 0, NULL, &w, 0), TS_EUSAGE);
+  assert_int_equal(ts_net_set_link_factor(w.net, 0, 1.5), TS_EINVALID);
+  assert_int_equal(ts_net_set_link_factor(w.net, 7, 1.0), TS_EINVALID);
+  ts_net_stats s;
+  ts_net_stats_get(w.net, &s);
+  assert_int_equal(s.flows_started, 0);
+  w_free(&w);
+}
+
+typedef struct flap {
+  world *w;
+  uint32_t link;
+  double factor;
+} flap;
+
+static void flap_ev(ts_sim *sim, void *ctx, uint64_t arg) {
+  flap *f = ctx;
+  assert_int_equal(ts_net_set_link_factor(f->w->net, f->link, f->factor), 0);
+}
+
+/* A link going down mid-flight stalls its flow: 10 MB over 10 GB/s
+ * (1 ms alone), down from 500 us to 700 us: finishes at 1.2 ms. */
+static void test_link_flap(void **state) {
+  world w;
+  ts_topo *t = tg_new(2);
+  tg_link(t, 0, 1, 10 * GBs, 0);
+  tg_done(&w, t, TS_NET_FLOW);
+  uint32_t p[] = {0};
+  send1(&w, p, 1, 10000000, 0, 0);
+  flap down = {&w, 0, 0.0}, up = {&w, 0, 1.0};
+  ts_sim_schedule(w.sim, 500 * US, flap_ev, &down, 0, NULL);
+  ts_sim_schedule(w.sim, 700 * US, flap_ev, &up, 0, NULL);
+  run(&w);
+  assert_int_equal(w.done[0], 1200 * US);
+  w_free(&w);
+}
+
+/* ---- split transfers ---------------------------------------------------- */
+
+/* n0 reaches n5 over 4 disjoint 2-hop paths via n1..n4, every link
+ * 25 GB/s with 500 ns latency. 4 MiB sprayed over the 4 paths: 4 flows of
+ * 1 MiB in parallel, done at 1 us + 1 MiB / 25 GB/s = 1,000,000 +
+ * 41,943,040 = 42,943,040 ps: a quarter of the serialisation of 4 MiB on
+ * one path (1 us + 167,772,160 ps). */
+static void test_split(void **state) {
+  for (int fid = 0; fid < 2; fid++) {
+    world w;
+    ts_topo *t = tg_new(6);
+    uint32_t paths[4][2];
+    for (uint32_t i = 0; i < 4; i++) {
+      paths[i][0] = 2 * tg_link(t, 0, 1 + i, 25 * GBs, 500000);
+      paths[i][1] = 2 * tg_link(t, 1 + i, 5, 25 * GBs, 500000);
+    }
+    tg_done(&w, t, (ts_net_fidelity)fid);
+    const uint32_t *pp[4] = {paths[0], paths[1], paths[2], paths[3]};
+    uint32_t hops[4] = {2, 2, 2, 2};
+    assert_int_equal(ts_net_send_split(w.net, pp, hops, 4, 4 * MiB, 0,
+                                       on_done, &w, 7), 0);
+    run(&w);
+    assert_int_equal(w.ndone, 1);
+    if (fid == TS_NET_FLOW) {
+      assert_int_equal(w.done[7], 42943040ull);
+    } else { /* store-and-forward adds one chunk time on the second hop */
+      double want = 42943040.0 + 65536 / 25e9 * 1e12;
+      assert_true(fabs((double)w.done[7] - want) <= 1.0);
+    }
+    ts_net_stats s;
+    ts_net_stats_get(w.net, &s);
+    assert_int_equal(s.flows_finished, 4);
+    assert_int_equal(s.transfers_finished, 1);
+    w_free(&w);
+  }
+}
+
+/* ---- flow vs chunk ---------------------------------------------------- */
+
+/* Uncongested 3-hop path (50, 25, 50 GB/s; 1 us each), 64 MiB:
+ * flow T = 3 us + 64 MiB / 25 GB/s = 2,687.4 us; chunk adds the store-
+ * and-forward of one 64 KiB chunk on the other hops (~2.6 us): < 1%. */
+static void test_flow_chunk_uncongested(void **state) {
+  ts_time_ps r[2];
+  for (int fid = 0; fid < 2; fid++) {
+    world w;
+    ts_topo *t = tg_new(4);
+    tg_link(t, 0, 1, 50 * GBs, US);
+    tg_link(t, 1, 2, 25 * GBs, US);
+    tg_link(t, 2, 3, 50 * GBs, US);
+    tg_done(&w, t, (ts_net_fidelity)fid);
+    uint32_t p[] = {0, 2, 4};
+    send1(&w, p, 3, 64 * MiB, 0, 0);
+    run(&w);
+    r[fid] = w.done[0];
+    w_free(&w);
+  }
+  assert_int_equal(r[0], 3 * US + 2684354560ull);
+  assert_true(fabs((double)r[1] - (double)r[0]) / (double)r[0] < 0.01);
+}
+
+/* Incast N:1 (N = 2, 4) of 8 MiB each through a 25 GB/s bottleneck, with
+ * 100 GB/s, 1 us access links: flow finish = 1 us... + N * 8 MiB / 25 GB/s
+ * for every flow; chunk fidelity interleaves chunks FIFO at the bottleneck
+ * port and must agree within 5%, with unlimited and with 1 MiB buffers
+ * (backpressure; the bottleneck queue never exceeds the buffer). */
+static void test_flow_chunk_incast(void **state) {
+  for (uint32_t n = 2; n <= 4; n += 2) {
+    for (int buffered = 0; buffered < 2; buffered++) {
+      ts_time_ps last[2];
+      for (int fid = 0; fid < 2; fid++) {
+        world w;
+        ts_topo *t = tg_new(6);
+        uint32_t up[4];
+        for (uint32_t i = 0; i < n; i++)
+          up[i] = tg_link(t, 1 + i, 0, 100 * GBs, US);
+        uint32_t down = tg_link(t, 0, 5, 25 * GBs, US);
+        ts_diag d;
+        assert_int_equal(topo_finalize(t, &d), 0);
+        w.t = t;
+        ts_sim_new(&w.sim);
+        ts_net_config c;
+        ts_net_config_default(&c);
+        c.fidelity = (ts_net_fidelity)fid;
+        if (buffered) c.port_buffer_bytes = MiB;
+        assert_int_equal(ts_net_new(t, w.sim, &c, &w.net), 0);
+        w.ndone = 0;
+        for (uint32_t i = 0; i < n; i++) {
+          uint32_t p[] = {2 * up[i], 2 * down};
+          send1(&w, p, 2, 8 * MiB, 0, i);
+        }
+        run(&w);
+        last[fid] = 0;
+        for (uint32_t i = 0; i < n; i++)
+          if (w.done[i] > last[fid]) last[fid] = w.done[i];
+        if (fid == TS_NET_CHUNK) {
+          ts_net_dir_stats ds;
+          ts_net_dir_stats_get(w.net, 2 * down, &ds);
+          assert_true(ds.peak_queue_bytes > 0);
+          if (buffered) assert_true(ds.peak_queue_bytes <= MiB);
+        }
+        w_free(&w);
+      }
+      double want = 2e6 + (double)(n * 8 * MiB) / 25e9 * 1e12;
+      assert_true(fabs((double)last[0] - want) <= 1.0);
+      assert_true(fabs((double)last[1] - (double)last[0]) / (double)last[0] <
+                  0.05);
+    }
+  }
+}
+
+/* ---- random scenarios: determinism and incremental == full ---------- */
+
+/* 200 flows on a bidirectional ring of 8 nodes (links of 10..40 GB/s,
+ * 0..2 us latency): each flow walks 1..4 hops clockwise or counter-
+ * clockwise from a random node, carries 1 KB..8 MB and starts at a random
+ * alpha_sw in [0, 200 us) (xorshift, fixed seed). */
+static uint64_t rnd(uint64_t *x) {
+  *x ^= *x << 13;
+  *x ^= *x >> 7;
+  *x ^= *x << 17;
+  return *x;
+}
+
+static void random_run(int full, ts_time_ps *out) {
+  ts_topo *t = tg_new(8);
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+#define RND() rnd(&x)
+  for (uint32_t i = 0; i < 8; i++)
+    tg_link(t, i, (i + 1) % 8, (double)(10 + RND() % 31) * GBs,
+            RND() % 2000000);
+  ts_diag d;
+  assert_int_equal(topo_finalize(t, &d), 0);
+  world *w = calloc(1, sizeof *w);
+  w->t = t;
+  assert_int_equal(ts_sim_new(&w->sim), 0);
+  ts_net_config c;
+  ts_net_config_default(&c);
+  c.full_solve = full;
+  assert_int_equal(ts_net_new(t, w->sim, &c, &w->net), 0);
+  for (uint32_t f = 0; f < 200; f++) {
+    uint32_t start = (uint32_t)(RND() % 8), hops = 1 + (uint32_t)(RND() % 4);
+    int cw = (int)(RND() % 2);
+    uint32_t p[4];
+    for (uint32_t h = 0; h < hops; h++) {
+      uint32_t node = cw ? (start + h) % 8 : (start + 8 - h) % 8;
+      p[h] = cw ? 2 * node : 2 * ((node + 7) % 8) + 1;
+    }
+    uint64_t bytes = 1000 + RND() % 8000000;
+    send1(w, p, hops, bytes, RND() % (200 * US), f);
+  }
+  run(w);
+  ts_net_stats s;
+  ts_net_stats_get(w->net, &s);
+  assert_int_equal(s.flows_finished, 200);
+  if (!full) assert_true(s.flows_touched <= 200 * s.solves);
+  memcpy(out, w->done, 200 * sizeof *out);
+  w_free(w);
+  free(w);
+#undef RND
+}
+
+/* Same scenario twice: bit-identical finish times. */
+static void test_determinism(void **state) {
+  ts_time_ps a[200], b[200];
+  random_run(0, a);
+  random_run(0, b);
+  assert_memory_equal(a, b, sizeof a);
+}
+
+/* Incremental (component-only, batched) solves against a full re-solve
+ * of every flow on every change: max-min rates are unique, so finish
+ * times agree within 1 ps. */
+static void test_incremental_vs_full(void **state) {
+  ts_time_ps a[200], b[200];
+  random_run(0, a);
+  random_run(1, b);
+  for (int i = 0; i < 200; i++) {
+    assert_true(a[i] != UINT64_MAX);
+    assert_true(a[i] + 1 >= b[i] && b[i] + 1 >= a[i]);
+  }
+}
+
+/* Unrelated flows are never re-solved: 50 disjoint links, one flow each
+ * started at once (one solve of 50), then a late flow on link 0 touches
+ * only link 0's component (2 flows), and its departure re-rates 1. */
+static void test_component_locality(void **state) {
+  world w;
+  ts_topo *t = tg_new(100);
+  for (uint32_t i = 0; i < 50; i++) tg_link(t, 2 * i, 2 * i + 1, 10 * GBs, 0);
+  tg_done(&w, t, TS_NET_FLOW);
+  for (uint32_t i = 0; i < 50; i++) {
+    uint32_t p[] = {2 * i};
+    send1(&w, p, 1, 10000000, 0, i);
+  }
+  uint32_t p0[] = {0};
+  send1(&w, p0, 1, 1000000, 100 * US, 50);
+  run(&w);
+  ts_net_stats s;
+  ts_net_stats_get(w.net, &s);
+  /* solves: t=0 (50 flows), 100 us (2), 300 us late flow leaves (1),
+   * 1 ms 49 flows leave (nothing left to rate), 1.2 ms flow 0 leaves. */
+  assert_int_equal(s.max_flows_touched, 50);
+  assert_int_equal(s.flows_touched, 50 + 2 + 1);
+  assert_int_equal(w.done[50], 300 * US);
+  assert_int_equal(w.done[0], 1100 * US);
+  w_free(&w);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_single_link_exact),
+      cmocka_unit_test(test_multi_hop),
+      cmocka_unit_test(test_two_share),
+      cmocka_unit_test(test_incast),
+      cmocka_unit_test(test_maxmin_three),
+      cmocka_unit_test(test_late_arrival),
+      cmocka_unit_test(test_degraded),
+      cmocka_unit_test(test_down_and_bad_paths),
+      cmocka_unit_test(test_link_flap),
+      cmocka_unit_test(test_split),
+      cmocka_unit_test(test_flow_chunk_uncongested),
+      cmocka_unit_test(test_flow_chunk_incast),
+      cmocka_unit_test(test_determinism),
+      cmocka_unit_test(test_incremental_vs_full),
+      cmocka_unit_test(test_component_locality),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
