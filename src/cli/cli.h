@@ -15,6 +15,9 @@ int cli_topo(int argc, char **argv);
  * status (64 for bad options or unbuildable requests). */
 int cli_plan(int argc, char **argv);
 
+/* `topsim bench`: nccl-tests-style point-to-point sweeps. */
+int cli_bench(int argc, char **argv);
+
 /* Prints a diagnostic as "file:line:col: error: msg" to stderr and returns
  * the sysexits status for code. */
 int cli_fail(const ts_diag *d, int code);

@@ -1,0 +1,24 @@
+/* cli_args.h - option-value parsers shared by the commands. Each returns 0
+ * or -1 after printing "topsim CMD: ..." (callers then exit EX_USAGE). */
+#ifndef TOPSIM_CLI_ARGS_H
+#define TOPSIM_CLI_ARGS_H
+
+#include <stdint.h>
+
+#include "topsim/ts_topo.h"
+
+/* "8", "64K", "1M", "8G" (K/M/G are powers of 1024, as in nccl-tests). */
+int cli_parse_bytes(const char *cmd, const char *opt, const char *s,
+                    uint64_t *out);
+/* A whole number in [min, max]. */
+int cli_parse_uint(const char *cmd, const char *opt, const char *s,
+                   uint64_t min, uint64_t max, uint64_t *out);
+/* A GPU by index in topology order ("12") or by name ("dgx1/gpu4"). */
+int cli_parse_gpu(const char *cmd, const ts_topo *t, const char *s,
+                  uint32_t *out);
+/* A GPU set: all, node:N, rack:N, su:N, first:N, or a comma list of GPUs.
+ * *out is malloc'ed and the caller frees it, on error too; *n its length. */
+int cli_parse_gpu_set(const char *cmd, const ts_topo *t, const char *s,
+                      uint32_t **out, uint32_t *n);
+
+#endif

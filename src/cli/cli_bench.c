@@ -1,0 +1,354 @@
+/* cli_bench.c - `topsim bench TOPO`: nccl-tests-style sweeps of
+ * point-to-point traffic (sendrecv between two GPUs, or a pattern over a
+ * GPU set) through routing and the network model. One independent,
+ * deterministic run per message size. */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+
+#include "cli/cli.h"
+#include "cli/cli_args.h"
+#include "topsim/ts_p2p.h"
+
+#define MAX_FAULTS 64
+
+typedef struct bench_opts {
+  const char *file, *src, *dst, *pattern, *gpus, *fail[MAX_FAULTS];
+  const char *degrade[MAX_FAULTS];
+  uint32_t nfail, ndegrade;
+  uint64_t min_bytes, max_bytes, factor, seed;
+  int json, stats;
+  ts_p2p_opts p2p;
+} bench_opts;
+
+static void bench_help(void) {
+  printf(
+      "usage: topsim bench TOPO [--src GPU --dst GPU | --pattern P] [options]\n\n"
+      "Point-to-point benchmark in the style of nccl-tests: every transfer of\n"
+      "one message size starts at time 0; time is when the last one lands.\n\n"
+      "traffic:\n"
+      "  --op sendrecv        operation (default; collectives come later)\n"
+      "  --src GPU --dst GPU  one transfer (GPU: index or name like dgx0/gpu3)\n"
+      "  --pattern P          permutation | shift:K | incast:K | bisection\n"
+      "  --gpus SET           all (default) | node:N | rack:N | su:N | first:N |\n"
+      "                       a comma list of GPUs\n"
+      "  --seed N             permutation seed (default 1)\n"
+      "sizes (K/M/G are powers of 1024):\n"
+      "  -b, --minbytes S     smallest message (default 8)\n"
+      "  -e, --maxbytes S     largest message (default 128M)\n"
+      "  -f, --stepfactor F   multiply the size by F each row (default 2)\n"
+      "model:\n"
+      "  --fidelity flow|chunk   max-min flows (default) or chunked queues\n"
+      "  --chunk-size S       chunk fidelity: chunk size (default 64K)\n"
+      "  --port-buffer S      chunk fidelity: bytes per port (default unlimited)\n"
+      "  --routing ecmp|spray one hashed path per transfer (default) or spread\n"
+      "  --spray N            spray over at most N paths (default 64)\n"
+      "  --no-pxn             send from the GPU's own NIC (default: PXN)\n"
+      "  --alpha TIME         per-message overhead, e.g. 2us (default: the\n"
+      "                       network plane's software overhead; 0 in a node)\n"
+      "  --fail NAME          take a switch or link (A--B) down; repeatable\n"
+      "  --degrade NAME=F     scale a switch's or link's bandwidth by F\n"
+      "output:\n"
+      "  --json               JSON instead of the table\n"
+      "  --stats              engine and network counters of the largest size\n"
+      "  -h, --help           show this help\n\n"
+      "exit status: 0 ok, 64 usage, 65 bad topology or no route, 66 no file\n");
+}
+
+static int parse_model_opt(int c, const char *arg, bench_opts *o) {
+  uint64_t v;
+  switch (c) {
+  case 'F':
+    if (!strcmp(arg, "flow")) o->p2p.net.fidelity = TS_NET_FLOW;
+    else if (!strcmp(arg, "chunk")) o->p2p.net.fidelity = TS_NET_CHUNK;
+    else return cli_usage_error("bench", "--fidelity must be flow or chunk");
+    return 0;
+  case 'C': return cli_parse_bytes("bench", "--chunk-size", arg, &o->p2p.net.chunk_bytes) ? EX_USAGE : 0;
+  case 'B': return cli_parse_bytes("bench", "--port-buffer", arg, &o->p2p.net.port_buffer_bytes) ? EX_USAGE : 0;
+  case 'R':
+    if (!strcmp(arg, "ecmp")) o->p2p.spray = 0;
+    else if (!strcmp(arg, "spray")) o->p2p.spray = o->p2p.spray ? o->p2p.spray : 64;
+    else return cli_usage_error("bench", "--routing must be ecmp or spray");
+    return 0;
+  case 'S':
+    if (cli_parse_uint("bench", "--spray", arg, 1, TS_ROUTE_MAX_PATHS, &v)) return EX_USAGE;
+    o->p2p.spray = (uint32_t)v;
+    return 0;
+  case 'A': {
+    ts_time_ps ps;
+    if (ts_parse_latency(arg, &ps))
+      return cli_usage_error("bench", "--alpha '%s' is not a time such as 2us", arg);
+    o->p2p.alpha_ps = (int64_t)ps;
+    return 0;
+  }
+  }
+  return cli_usage_error("bench", "unknown option");
+}
+
+static int parse_opt(int c, const char *arg, bench_opts *o) {
+  switch (c) {
+  case 'o':
+    if (strcmp(arg, "sendrecv"))
+      return cli_usage_error("bench", "--op %s: only sendrecv is available yet", arg);
+    return 0;
+  case 's': o->src = arg; return 0;
+  case 'd': o->dst = arg; return 0;
+  case 'p': o->pattern = arg; return 0;
+  case 'g': o->gpus = arg; return 0;
+  case 'x': return cli_parse_uint("bench", "--seed", arg, 0, UINT64_MAX, &o->seed) ? EX_USAGE : 0;
+  case 'b': return cli_parse_bytes("bench", "-b", arg, &o->min_bytes) ? EX_USAGE : 0;
+  case 'e': return cli_parse_bytes("bench", "-e", arg, &o->max_bytes) ? EX_USAGE : 0;
+  case 'f': return cli_parse_uint("bench", "-f", arg, 2, 1024, &o->factor) ? EX_USAGE : 0;
+  case 'P': o->p2p.route.no_pxn = 1; return 0;
+  case 'j': o->json = 1; return 0;
+  case 't': o->stats = 1; return 0;
+  case 'K':
+    if (o->nfail == MAX_FAULTS) return cli_usage_error("bench", "too many --fail");
+    o->fail[o->nfail++] = arg;
+    return 0;
+  case 'D':
+    if (o->ndegrade == MAX_FAULTS) return cli_usage_error("bench", "too many --degrade");
+    o->degrade[o->ndegrade++] = arg;
+    return 0;
+  }
+  return parse_model_opt(c, arg, o);
+}
+
+static int parse_opts(int argc, char **argv, bench_opts *o) {
+  static const struct option longopts[] = {
+      {"op", required_argument, NULL, 'o'},       {"src", required_argument, NULL, 's'},
+      {"dst", required_argument, NULL, 'd'},      {"pattern", required_argument, NULL, 'p'},
+      {"gpus", required_argument, NULL, 'g'},     {"seed", required_argument, NULL, 'x'},
+      {"minbytes", required_argument, NULL, 'b'}, {"maxbytes", required_argument, NULL, 'e'},
+      {"stepfactor", required_argument, NULL, 'f'}, {"fidelity", required_argument, NULL, 'F'},
+      {"chunk-size", required_argument, NULL, 'C'}, {"port-buffer", required_argument, NULL, 'B'},
+      {"routing", required_argument, NULL, 'R'},  {"spray", required_argument, NULL, 'S'},
+      {"no-pxn", no_argument, NULL, 'P'},         {"alpha", required_argument, NULL, 'A'},
+      {"fail", required_argument, NULL, 'K'},     {"degrade", required_argument, NULL, 'D'},
+      {"json", no_argument, NULL, 'j'},           {"stats", no_argument, NULL, 't'},
+      {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+  int c;
+  optind = 1;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":b:e:f:h", longopts, NULL)) != -1) {
+    if (c == 'h') {
+      bench_help();
+      return -1;
+    }
+    if (c == ':') return cli_usage_error("bench", "%s needs a value", argv[optind - 1]);
+    if (c == '?') return cli_usage_error("bench", "unknown option '%s'", argv[optind - 1]);
+    int rc = parse_opt(c, optarg, o);
+    if (rc) return rc;
+  }
+  if (optind != argc - 1) return cli_usage_error("bench", "expected one topology FILE");
+  o->file = argv[optind];
+  if (!o->pattern == !(o->src || o->dst))
+    return cli_usage_error("bench", "give either --src and --dst, or --pattern");
+  if ((o->src != NULL) != (o->dst != NULL))
+    return cli_usage_error("bench", "--src and --dst go together");
+  if (o->min_bytes > o->max_bytes)
+    return cli_usage_error("bench", "-b is larger than -e");
+  return 0;
+}
+
+/* Pattern name (and K) from --pattern. */
+static int parse_pattern(const char *s, ts_p2p_pattern *p, uint32_t *k) {
+  uint64_t v = 0;
+  *k = 0;
+  if (!strcmp(s, "permutation")) *p = TS_P2P_PERMUTATION;
+  else if (!strcmp(s, "bisection")) *p = TS_P2P_BISECTION;
+  else if (!strncmp(s, "shift:", 6) || !strncmp(s, "incast:", 7)) {
+    *p = s[0] == 's' ? TS_P2P_SHIFT : TS_P2P_INCAST;
+    if (cli_parse_uint("bench", "--pattern", strchr(s, ':') + 1, 1, UINT32_MAX, &v))
+      return EX_USAGE;
+    *k = (uint32_t)v;
+  } else {
+    return cli_usage_error("bench", "--pattern must be permutation, shift:K, "
+                           "incast:K or bisection");
+  }
+  return 0;
+}
+
+static int make_pairs(const ts_topo *t, const bench_opts *o, ts_p2p_pairs *pairs,
+                      uint32_t *set_size) {
+  ts_diag d;
+  ts_diag_clear(&d);
+  uint32_t two[2], *set = NULL, n = 0, k = 0;
+  ts_p2p_pattern pat = TS_P2P_SENDRECV;
+  int rc = 0;
+  if (o->src) {
+    if (cli_parse_gpu("bench", t, o->src, &two[0]) ||
+        cli_parse_gpu("bench", t, o->dst, &two[1]))
+      return EX_USAGE;
+    *set_size = 2;
+    rc = ts_p2p_make_pairs(pat, two, 2, 0, 0, pairs, &d);
+  } else {
+    if (parse_pattern(o->pattern, &pat, &k)) return EX_USAGE;
+    if (cli_parse_gpu_set("bench", t, o->gpus ? o->gpus : "all", &set, &n)) {
+      free(set);
+      return EX_USAGE;
+    }
+    *set_size = n;
+    rc = ts_p2p_make_pairs(pat, set, n, k, o->seed, pairs, &d);
+    free(set);
+  }
+  return rc ? cli_usage_error("bench", "%s", d.msg) : 0;
+}
+
+/* Parses "NAME=F" for --degrade. */
+static int split_degrade(const char *arg, char *name, size_t len, double *f) {
+  const char *eq = strrchr(arg, '=');
+  char *end;
+  if (!eq || (size_t)(eq - arg) >= len) return -1;
+  memcpy(name, arg, (size_t)(eq - arg));
+  name[eq - arg] = '\0';
+  *f = strtod(eq + 1, &end);
+  return *end || eq[1] == '\0' ? -1 : 0;
+}
+
+static int apply_faults(const ts_topo *t, const bench_opts *o, ts_route_state *s) {
+  ts_diag d;
+  ts_diag_clear(&d);
+  for (uint32_t i = 0; i < o->nfail; i++)
+    if (ts_route_fail_by_name(s, t, o->fail[i], &d))
+      return cli_usage_error("bench", "--fail: %s", d.msg);
+  for (uint32_t i = 0; i < o->ndegrade; i++) {
+    char name[256];
+    double f;
+    if (split_degrade(o->degrade[i], name, sizeof name, &f))
+      return cli_usage_error("bench", "--degrade takes NAME=FACTOR, e.g. "
+                             "compute/spine-g0-1=0.5");
+    if (ts_route_degrade_by_name(s, t, name, f, &d))
+      return cli_usage_error("bench", "--degrade: %s", d.msg);
+  }
+  return 0;
+}
+
+typedef struct bench_row {
+  uint64_t size;
+  double time_us, algbw, busbw;
+} bench_row;
+
+static void print_header(const ts_topo *t, const bench_opts *o,
+                         const ts_p2p_pairs *p, uint32_t set_size) {
+  printf("# topsim bench: %s, op sendrecv, %s over %u GPUs (%u transfers)\n",
+         ts_topo_name(t), o->pattern ? o->pattern : "src->dst", set_size, p->count);
+  printf("# fidelity %s, routing %s, %s\n",
+         o->p2p.net.fidelity == TS_NET_CHUNK ? "chunk" : "flow",
+         o->p2p.spray ? "spray" : "ecmp", o->p2p.route.no_pxn ? "no PXN" : "PXN");
+  printf("#\n# %10s %12s %8s %6s %6s %12s %8s %8s\n", "size", "count", "type",
+         "redop", "root", "time", "algbw", "busbw");
+  printf("# %10s %12s %8s %6s %6s %12s %8s %8s\n", "(B)", "(elements)", "", "",
+         "", "(us)", "(GB/s)", "(GB/s)");
+}
+
+static void print_row(const bench_row *r) {
+  printf("  %10llu %12llu %8s %6s %6d %12.2f %8.2f %8.2f\n",
+         (unsigned long long)r->size, (unsigned long long)(r->size / 4), "float",
+         "none", -1, r->time_us, r->algbw, r->busbw);
+}
+
+static void print_stats(const ts_p2p_result *r) {
+  printf("# sim.events_processed: %llu\n# sim.peak_pending: %llu\n"
+         "# net.flows_started: %llu\n# net.bytes_delivered: %llu\n"
+         "# net.solves: %llu\n# net.chunks_sent: %llu\n",
+         (unsigned long long)r->sim.events_processed,
+         (unsigned long long)r->sim.peak_pending,
+         (unsigned long long)r->net.flows_started,
+         (unsigned long long)r->net.bytes_delivered,
+         (unsigned long long)r->net.solves, (unsigned long long)r->net.chunks_sent);
+}
+
+static json_t *json_rows(const bench_row *rows, uint32_t n) {
+  json_t *a = json_array();
+  for (uint32_t i = 0; i < n; i++)
+    json_array_append_new(a, json_pack("{s:I,s:I,s:s,s:f,s:f,s:f}", "size",
+                                       (json_int_t)rows[i].size, "count",
+                                       (json_int_t)(rows[i].size / 4), "type",
+                                       "float", "time_us", rows[i].time_us,
+                                       "algbw_GBps", rows[i].algbw, "busbw_GBps",
+                                       rows[i].busbw));
+  return a;
+}
+
+static int print_json(const ts_topo *t, const bench_opts *o, uint32_t set_size,
+                      uint32_t transfers, const bench_row *rows, uint32_t n) {
+  json_t *j = json_pack(
+      "{s:s,s:s,s:s,s:i,s:i,s:s,s:s,s:b,s:o}", "topology", ts_topo_name(t),
+      "op", "sendrecv", "pattern", o->pattern ? o->pattern : "sendrecv", "gpus",
+      (int)set_size, "transfers", (int)transfers, "fidelity",
+      o->p2p.net.fidelity == TS_NET_CHUNK ? "chunk" : "flow", "routing",
+      o->p2p.spray ? "spray" : "ecmp", "pxn", !o->p2p.route.no_pxn, "rows",
+      json_rows(rows, n));
+  if (!j) return EX_SOFTWARE;
+  int rc = json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+  json_decref(j);
+  putchar('\n');
+  return rc ? EX_IOERR : 0;
+}
+
+/* One run per size; rows[] gets a row per size. */
+static int sweep(const ts_topo *t, const bench_opts *o, const ts_p2p_pairs *p,
+                 bench_row *rows, uint32_t *nrows, ts_p2p_result *last) {
+  ts_diag d;
+  ts_diag_clear(&d);
+  *nrows = 0;
+  for (uint64_t s = o->min_bytes; s <= o->max_bytes; s *= o->factor) {
+    int rc = ts_p2p_run(t, p, s, &o->p2p, last, &d);
+    if (rc) return cli_fail(&d, rc);
+    bench_row *r = &rows[(*nrows)++];
+    r->size = s;
+    r->time_us = (double)last->time / 1e6;
+    r->algbw = last->time ? (double)s / ((double)last->time / 1e12) / 1e9 : 0;
+    r->busbw = r->algbw; /* nccl-tests: factor 1 for sendrecv */
+    if (s > o->max_bytes / o->factor) break;
+  }
+  return 0;
+}
+
+static int run_bench(const ts_topo *t, bench_opts *o) {
+  ts_route_state *state = NULL;
+  ts_p2p_pairs pairs = {0};
+  uint32_t set_size = 0, nrows = 0;
+  bench_row rows[80];
+  ts_p2p_result last;
+  int rc = ts_route_state_new(t, &state) ? EX_OSERR : 0;
+  if (!rc) rc = apply_faults(t, o, state);
+  if (!rc) rc = make_pairs(t, o, &pairs, &set_size);
+  o->p2p.state = state;
+  if (!rc) rc = sweep(t, o, &pairs, rows, &nrows, &last);
+  if (!rc && o->json) rc = print_json(t, o, set_size, pairs.count, rows, nrows);
+  else if (!rc) {
+    print_header(t, o, &pairs, set_size);
+    double sum = 0;
+    for (uint32_t i = 0; i < nrows; i++) {
+      print_row(&rows[i]);
+      sum += rows[i].busbw;
+    }
+    printf("# Avg bus bandwidth    : %g\n", nrows ? sum / nrows : 0.0);
+    if (o->stats) print_stats(&last);
+  }
+  ts_p2p_pairs_free(&pairs);
+  ts_route_state_free(state);
+  return rc;
+}
+
+int cli_bench(int argc, char **argv) {
+  bench_opts o;
+  memset(&o, 0, sizeof o);
+  ts_p2p_opts_default(&o.p2p);
+  o.min_bytes = 8;
+  o.max_bytes = 128ULL << 20;
+  o.factor = 2;
+  o.seed = 1;
+  int rc = parse_opts(argc, argv, &o);
+  if (rc) return rc < 0 ? 0 : rc;
+  ts_topo *t = NULL;
+  rc = cli_load_topo(o.file, &t);
+  if (!rc) rc = run_bench(t, &o);
+  ts_topo_free(t);
+  return rc;
+}

@@ -1,0 +1,264 @@
+/* coll_p2p.c - point-to-point patterns over route + net (see ts_p2p.h).
+ *
+ * Every run builds its own engine, router and network model, so runs never
+ * share state and a size sweep is a loop of independent, deterministic
+ * runs. Paths are routed once per pair per run: O(pairs x path length). */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topsim/ts_p2p.h"
+
+/* Most NVSwitch chips one node or rack has (NVL72: 18) with room to spare. */
+#define P2P_NVSWITCH_STRIPES 64
+
+static int pairs_alloc(ts_p2p_pairs *p, uint32_t count) {
+  p->src = malloc((size_t)(count ? count : 1) * sizeof *p->src);
+  p->dst = malloc((size_t)(count ? count : 1) * sizeof *p->dst);
+  p->count = 0;
+  if (p->src && p->dst) return 0;
+  ts_p2p_pairs_free(p);
+  return TS_ENOMEM;
+}
+
+void ts_p2p_pairs_free(ts_p2p_pairs *p) {
+  free(p->src);
+  free(p->dst);
+  p->src = p->dst = NULL;
+  p->count = 0;
+}
+
+static void add(ts_p2p_pairs *p, uint32_t s, uint32_t d) {
+  p->src[p->count] = s;
+  p->dst[p->count++] = d;
+}
+
+/* xorshift64*: small, deterministic, good enough to shuffle. */
+static uint64_t next_rand(uint64_t *s) {
+  *s ^= *s >> 12;
+  *s ^= *s << 25;
+  *s ^= *s >> 27;
+  return *s * 2685821657736338717ULL;
+}
+
+/* Sattolo's shuffle: a uniformly random single cycle, so nobody sends to
+ * itself and every GPU sends and receives exactly once. */
+static int permutation(const uint32_t *g, uint32_t n, uint64_t seed,
+                       ts_p2p_pairs *p) {
+  uint32_t *perm = malloc((size_t)n * sizeof *perm);
+  if (!perm) return TS_ENOMEM;
+  for (uint32_t i = 0; i < n; i++) perm[i] = i;
+  uint64_t s = seed ? seed : 0x9E3779B97F4A7C15ULL;
+  for (uint32_t i = n - 1; i > 0; i--) {
+    uint32_t j = (uint32_t)(next_rand(&s) % i);
+    uint32_t tmp = perm[i];
+    perm[i] = perm[j];
+    perm[j] = tmp;
+  }
+  for (uint32_t i = 0; i < n; i++) add(p, g[i], g[perm[i]]);
+  free(perm);
+  return 0;
+}
+
+static int check_set(ts_p2p_pattern pattern, uint32_t n, uint32_t k,
+                     ts_diag *d) {
+  if (pattern == TS_P2P_SENDRECV && n != 2)
+    return ts_diag_set(d, TS_EUSAGE, NULL, 0, 0, "sendrecv takes exactly 2 "
+                       "GPUs (source, destination), got %u", n);
+  if (n < 2)
+    return ts_diag_set(d, TS_EUSAGE, NULL, 0, 0, "a pattern needs at least 2 "
+                       "GPUs, the set has %u", n);
+  if (pattern == TS_P2P_SHIFT && (k == 0 || k >= n))
+    return ts_diag_set(d, TS_EUSAGE, NULL, 0, 0, "shift:%u needs 1 <= K < %u "
+                       "(the set size)", k, n);
+  if (pattern == TS_P2P_INCAST && (k == 0 || n % (k + 1)))
+    return ts_diag_set(d, TS_EUSAGE, NULL, 0, 0, "incast:%u needs the set "
+                       "size (%u) to be a multiple of K+1 = %u", k, n, k + 1);
+  if (pattern == TS_P2P_BISECTION && n % 2)
+    return ts_diag_set(d, TS_EUSAGE, NULL, 0, 0, "bisection needs an even "
+                       "number of GPUs, the set has %u", n);
+  return 0;
+}
+
+int ts_p2p_make_pairs(ts_p2p_pattern pattern, const uint32_t *g, uint32_t n,
+                      uint32_t k, uint64_t seed, ts_p2p_pairs *p,
+                      ts_diag *d) {
+  memset(p, 0, sizeof *p);
+  int rc = check_set(pattern, n, k, d);
+  if (rc) return rc;
+  if (pairs_alloc(p, n)) return ts_diag_set(d, TS_ENOMEM, NULL, 0, 0, "out of memory");
+  switch (pattern) {
+  case TS_P2P_SENDRECV: add(p, g[0], g[1]); break;
+  case TS_P2P_PERMUTATION: rc = permutation(g, n, seed, p); break;
+  case TS_P2P_SHIFT:
+    for (uint32_t i = 0; i < n; i++) add(p, g[i], g[(i + k) % n]);
+    break;
+  case TS_P2P_INCAST:
+    for (uint32_t i = 0; i < n; i++)
+      if (i % (k + 1)) add(p, g[i], g[i - i % (k + 1)]);
+    break;
+  case TS_P2P_BISECTION:
+    for (uint32_t i = 0; i < n; i++) add(p, g[i], g[(i + n / 2) % n]);
+    break;
+  }
+  if (rc) ts_p2p_pairs_free(p);
+  return rc;
+}
+
+void ts_p2p_opts_default(ts_p2p_opts *o) {
+  memset(o, 0, sizeof *o);
+  ts_net_config_default(&o->net);
+  o->alpha_ps = -1;
+}
+
+/* Largest software overhead among the planes the path's links belong to:
+ * a message pays its slowest stack once. In-node paths pay nothing. */
+static ts_time_ps path_alpha(const ts_topo *t, const ts_path *p) {
+  ts_time_ps a = 0;
+  for (uint32_t i = 0; i < p->len; i++) {
+    const ts_link *l = ts_topo_link(t, p->dir[i] >> 1);
+    if (l->plane == TS_NO_PLANE) continue;
+    const ts_plane *pl = ts_topo_plane(t, l->plane);
+    if (pl->sw_overhead > a) a = pl->sw_overhead;
+  }
+  return a;
+}
+
+typedef struct p2p_run {
+  ts_sim *sim;
+  ts_time_ps first, last;
+  uint64_t done;
+} p2p_run;
+
+static void on_done(ts_net *net, void *ctx, uint64_t tag) {
+  (void)net;
+  (void)tag;
+  p2p_run *r = ctx;
+  ts_time_ps now = ts_sim_now(r->sim);
+  if (!r->done || now < r->first) r->first = now;
+  if (now > r->last) r->last = now;
+  r->done++;
+}
+
+static bool crosses_nvswitch(const ts_topo *t, const ts_path *p) {
+  for (uint32_t i = 0; i < p->len; i++)
+    if (ts_topo_node(t, ts_topo_dir_head(t, p->dir[i]))->kind == TS_NODE_NVSWITCH)
+      return true;
+  return false;
+}
+
+/* True when a and b take the same non-NVLink directions in the same order. */
+static bool same_outside_nvlink(const ts_topo *t, const ts_path *a,
+                                const ts_path *b) {
+  uint32_t i = 0, j = 0;
+  for (;;) {
+    while (i < a->len && ts_topo_link(t, a->dir[i] >> 1)->kind == TS_LINK_NVLINK) i++;
+    while (j < b->len && ts_topo_link(t, b->dir[j] >> 1)->kind == TS_LINK_NVLINK) j++;
+    if (i == a->len || j == b->len) return i == a->len && j == b->len;
+    if (a->dir[i++] != b->dir[j++]) return false;
+  }
+}
+
+/* NVSwitch traffic is striped over every chip (hardware and NCCL both
+ * spread it), so an ECMP path through an NVSwitch becomes the set of
+ * equal-cost paths that differ only in their NVLink hops: the network part
+ * keeps its single hashed route. */
+static int stripe_nvswitch(const ts_topo *t, ts_route *rt, uint32_t src,
+                           uint32_t dst, uint64_t flow, ts_path *paths,
+                           uint32_t cap, uint32_t *k, ts_diag *d) {
+  *k = 1;
+  if (cap < 2 || !crosses_nvswitch(t, &paths[0])) return 0;
+  ts_path ecmp = paths[0];
+  uint32_t n = 0;
+  int rc = ts_route_paths(rt, src, dst, flow, cap, paths, &n, d);
+  if (rc) return rc;
+  for (uint32_t i = 0; i < n; i++)
+    if (same_outside_nvlink(t, &ecmp, &paths[i])) paths[(*k)++ - 1] = paths[i];
+  if (*k == 1) paths[0] = ecmp; /* defensive: the set always holds ecmp */
+  else (*k)--;
+  return 0;
+}
+
+/* Routes one pair and starts its transfer (split over paths if spraying). */
+static int start_pair(const ts_topo *t, ts_route *rt, ts_net *net,
+                      const ts_p2p_opts *o, uint32_t src, uint32_t dst,
+                      uint64_t flow, uint64_t bytes, ts_path *paths,
+                      uint32_t cap, p2p_run *run, ts_diag *d) {
+  uint32_t k = 1;
+  int rc = o->spray ? ts_route_paths(rt, src, dst, flow, o->spray, paths, &k, d)
+                    : ts_route_path(rt, src, dst, flow, paths, d);
+  if (!rc && !o->spray) rc = stripe_nvswitch(t, rt, src, dst, flow, paths, cap, &k, d);
+  if (rc) return rc;
+  ts_time_ps alpha = o->alpha_ps >= 0 ? (ts_time_ps)o->alpha_ps
+                                      : path_alpha(t, &paths[0]);
+  const uint32_t *dirs[TS_ROUTE_MAX_PATHS];
+  uint32_t hops[TS_ROUTE_MAX_PATHS];
+  for (uint32_t i = 0; i < k; i++) {
+    dirs[i] = paths[i].dir;
+    hops[i] = paths[i].len;
+  }
+  rc = k == 1 ? ts_net_send(net, dirs[0], hops[0], bytes, alpha, on_done, run, flow)
+              : ts_net_send_split(net, dirs, hops, k, bytes, alpha, on_done, run, flow);
+  if (rc)
+    ts_diag_set(d, rc, NULL, 0, 0, "cannot send from '%s' to '%s': %s",
+                ts_topo_node_name(t, src), ts_topo_node_name(t, dst),
+                ts_strerror(rc));
+  return rc;
+}
+
+/* Applies the failure overlay's link factors to the network model. */
+static int apply_state(const ts_topo *t, ts_net *net, const ts_route_state *s) {
+  for (uint32_t l = 0; s && l < ts_topo_link_count(t); l++) {
+    double f = ts_route_link_up(s, l) ? ts_route_link_factor(s, l) : 0.0;
+    if (f != 1.0 && ts_net_set_link_factor(net, l, f)) return TS_EINVALID;
+  }
+  return 0;
+}
+
+static int run_pairs(const ts_topo *t, const ts_p2p_pairs *pairs,
+                     uint64_t bytes, const ts_p2p_opts *o, ts_sim *sim,
+                     ts_route *rt, ts_net *net, ts_p2p_result *out,
+                     ts_diag *d) {
+  p2p_run run = {sim, 0, 0, 0};
+  /* ECMP still needs room to stripe over NVSwitch chips. */
+  uint32_t npaths = o->spray ? o->spray : P2P_NVSWITCH_STRIPES;
+  if (npaths > TS_ROUTE_MAX_PATHS) npaths = TS_ROUTE_MAX_PATHS;
+  ts_path *paths = malloc((size_t)npaths * sizeof *paths);
+  if (!paths) return ts_diag_set(d, TS_ENOMEM, NULL, 0, 0, "out of memory");
+  int rc = apply_state(t, net, o->state);
+  for (uint32_t i = 0; !rc && i < pairs->count; i++)
+    rc = start_pair(t, rt, net, o, pairs->src[i], pairs->dst[i], i, bytes,
+                    paths, npaths, &run, d);
+  free(paths);
+  if (!rc) rc = ts_sim_run(sim);
+  if (rc) return rc;
+  if (run.done != pairs->count)
+    return ts_diag_set(d, TS_EINTERNAL, NULL, 0, 0, "%llu of %u transfers "
+                       "completed", (unsigned long long)run.done, pairs->count);
+  out->time = run.last;
+  out->min_time = run.first;
+  ts_net_stats_get(net, &out->net);
+  ts_sim_stats_get(sim, &out->sim);
+  out->bytes = out->net.bytes_delivered;
+  return 0;
+}
+
+int ts_p2p_run(const ts_topo *t, const ts_p2p_pairs *pairs, uint64_t bytes,
+               const ts_p2p_opts *o, ts_p2p_result *out, ts_diag *d) {
+  memset(out, 0, sizeof *out);
+  if (o->spray > TS_ROUTE_MAX_PATHS)
+    return ts_diag_set(d, TS_EUSAGE, NULL, 0, 0, "spray over at most %d paths",
+                       TS_ROUTE_MAX_PATHS);
+  ts_sim *sim = NULL;
+  ts_route *rt = NULL;
+  ts_net *net = NULL;
+  int rc = ts_sim_new(&sim);
+  if (!rc) rc = ts_route_new(t, &o->route, o->state, &rt, d);
+  if (!rc) rc = ts_net_new(t, sim, &o->net, &net);
+  if (!rc) rc = run_pairs(t, pairs, bytes, o, sim, rt, net, out, d);
+  else if (rc == TS_ENOMEM) ts_diag_set(d, rc, NULL, 0, 0, "out of memory");
+  ts_net_free(net);
+  ts_route_free(rt);
+  ts_sim_free(sim);
+  return rc;
+}

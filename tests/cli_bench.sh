@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# cli_bench.sh BIN SRCDIR [SANITIZED] - drives `topsim bench`: golden table,
+# byte-identical reruns, JSON that parses, failures that change the answer,
+# and usage errors (exit 64) with one message.
+set -u
+bin=$1
+src=$2
+fail=0
+pass=0
+note() { echo "FAIL: $*"; fail=$((fail + 1)); }
+ok() { pass=$((pass + 1)); }
+topo=$src/topologies/superpod-a100-1su.yaml
+
+got=$("$bin" bench "$topo" --pattern shift:8 -b 1K -e 16M -f 8) || note "bench failed"
+if diff -u "$src/tests/golden/bench_superpod-a100-1su_shift8.txt" <(printf '%s\n' "$got"); then ok
+else note "bench output differs from the golden file"; fi
+[ "$got" = "$("$bin" bench "$topo" --pattern shift:8 -b 1K -e 16M -f 8)" ] && ok \
+  || note "bench is not byte-identical across runs"
+
+"$bin" bench "$topo" --pattern permutation --json -b 1M -e 4M \
+  | python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d["rows"])==3, d' \
+  && ok || note "--json does not parse or has the wrong rows"
+
+# Two spines down: cross-rail traffic without PXN gets slower, not stuck.
+a=$("$bin" bench "$topo" --pattern shift:1 --no-pxn --routing spray -b 16M -e 16M --json \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["rows"][0]["time_us"])')
+b=$("$bin" bench "$topo" --pattern shift:1 --no-pxn --routing spray -b 16M -e 16M --json \
+    --fail compute/spine-g0-0 --fail compute/spine-g0-1 \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["rows"][0]["time_us"])')
+python3 -c "import sys; r=$b/$a; sys.exit(0 if 1.9 < r < 2.1 else 1)" && ok \
+  || note "two of four spines down should double the time ($a -> $b us)"
+
+"$bin" bench "$topo" --src dgx0/gpu0 --dst dgx1/gpu0 --fidelity chunk -b 1M -e 1M >/dev/null \
+  && ok || note "chunk fidelity sendrecv failed"
+
+usage() { # usage EXPECTED_MSG ARGS...
+  local msg=$1
+  shift
+  local err
+  err=$("$bin" bench "$@" 2>&1 >/dev/null)
+  local st=$?
+  if [ $st -ne 64 ]; then note "bench $*: exit $st, want 64"; return; fi
+  grep -qF -- "$msg" <<<"$err" && ok || note "bench $*: want '$msg', got: $err"
+}
+usage "give either --src and --dst, or --pattern" "$topo"
+usage "--pattern must be" "$topo" --pattern ring
+usage "shift:200 needs" "$topo" --pattern shift:200
+usage "names no GPU" "$topo" --src dgx0/gpu9 --dst 1
+usage "is not a size" "$topo" --pattern permutation -b 1X
+usage "--fidelity must be flow or chunk" "$topo" --pattern permutation --fidelity fluid
+usage "no node named" "$topo" --pattern permutation --fail compute/spine-g9-9
+usage "only sendrecv" "$topo" --op all_reduce --pattern permutation
+"$bin" bench "$src/no/such.yaml" --pattern permutation >/dev/null 2>&1
+[ $? -eq 66 ] && ok || note "missing topology should exit 66"
+"$bin" bench --help | grep -q "usage: topsim bench" && ok || note "bench --help"
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
