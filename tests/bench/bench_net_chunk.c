@@ -12,7 +12,7 @@
 #include "topsim/ts_net.h"
 #include "topsim/ts_sim.h"
 #include "topsim/ts_topo.h"
-#include "bench_paths.h"
+#include "topsim/ts_route.h"
 
 #ifndef TOPSIM_SOURCE_DIR
 #define TOPSIM_SOURCE_DIR "."
@@ -47,14 +47,17 @@ int main(int argc, char **argv) {
   ts_net_config_default(&c);
   c.fidelity = TS_NET_CHUNK;
   c.port_buffer_bytes = buf_kib * 1024;
-  if (ts_sim_new(&sim) || ts_net_new(t, sim, &c, &net)) return 1;
+  ts_route *rt;
+  if (ts_sim_new(&sim) || ts_net_new(t, sim, &c, &net) ||
+      ts_route_new(t, NULL, NULL, &rt, &d))
+    return 1;
   uint64_t finished = 0;
   for (uint32_t i = 0; i < ng; i++) {
     uint32_t j = (uint32_t)((i * 37u + 11u) % ng); /* 37 coprime to 160 */
-    uint32_t path[TS_NET_MAX_HOPS];
-    int hops = build_path(t, gpus[i], gpus[j], mix(i), path);
-    if (hops < 0 || (i != j && ts_net_send(net, path, (uint32_t)hops,
-                                           mib << 20, 0, done, &finished, i)))
+    ts_path path;
+    if (i == j) continue;
+    if (ts_route_path(rt, gpus[i], gpus[j], i, &path, &d) ||
+        ts_net_send(net, path.dir, path.len, mib << 20, 0, done, &finished, i))
       return 1;
   }
   double t0 = now_s();
@@ -84,6 +87,7 @@ int main(int argc, char **argv) {
          (double)ss.events_processed / (t1 - t0) / 1e6,
          (double)ru.ru_maxrss / 1024.0);
   int bad = ns.bytes_sent != ns.bytes_delivered || finished != ns.flows_started;
+  ts_route_free(rt);
   ts_net_free(net);
   ts_sim_free(sim);
   ts_topo_free(t);

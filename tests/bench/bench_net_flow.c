@@ -1,10 +1,9 @@
 /* bench_net_flow.c - flow fidelity at scale: a random permutation of
  * 1 MiB GPU->GPU flows over the generated 131,072-GPU three-tier fabric
  * (the fabric of bench_topo_load.c), all started at t = 0, run to the
- * last delivery. Paths are built here by a simple up-down walk on labels
- * (GPU -> PCIe switch -> NIC of the GPU's rail -> leaf -> (spine ->
- * (core -> spine) ->) leaf -> NIC -> PCIe switch -> GPU), choosing uplinks
- * by a hash of the flow, until the route module offers this.
+ * last delivery. Paths come from the route module (ECMP, PXN: a cross-rail
+ * flow first moves over NVLink to the GPU on the destination's rail), so
+ * the routing cost is part of the "paths+send" phase.
  * Prints per-phase wall time, peak RSS, rate solves and events.
  * Target (issue 3): under 10 s and 2 GiB.
  *
@@ -16,9 +15,9 @@
 #include <time.h>
 
 #include "topsim/ts_net.h"
+#include "topsim/ts_route.h"
 #include "topsim/ts_sim.h"
 #include "topsim/ts_topo.h"
-#include "bench_paths.h"
 
 static double now_s(void) {
   struct timespec ts;
@@ -57,6 +56,15 @@ static const char *yaml_fmt =
     "nodes:\n"
     "  - {name: dgx, template: dgx-h100, count: %u, per_rack: 4, per_su: 64}\n";
 
+/* splitmix64 finaliser: a cheap, well-mixed hash for the shuffle. */
+static uint64_t mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
 static void done(ts_net *net, void *ctx, uint64_t tag) {
   (*(uint64_t *)ctx)++;
 }
@@ -88,19 +96,20 @@ int main(int argc, char **argv) {
   }
   ts_sim *sim;
   ts_net *net;
-  if (ts_sim_new(&sim) || ts_net_new(t, sim, NULL, &net)) return 1;
+  ts_route *rt;
+  if (ts_sim_new(&sim) || ts_net_new(t, sim, NULL, &net) ||
+      ts_route_new(t, NULL, NULL, &rt, &d))
+    return 1;
   uint64_t finished = 0, hops_total = 0;
   for (uint32_t i = 0; i < ng; i++) {
-    uint32_t path[TS_NET_MAX_HOPS];
-    int hops = build_path(t, gpus[i], gpus[perm[i]], mix(i ^ seed), path);
-    if (hops < 0) {
-      fprintf(stderr, "no up-down path for flow %u\n", i);
+    if (gpus[i] == gpus[perm[i]]) continue; /* fixed point: nothing to move */
+    ts_path path;
+    if (ts_route_path(rt, gpus[i], gpus[perm[i]], i, &path, &d)) {
+      fprintf(stderr, "flow %u: %s\n", i, d.msg);
       return 1;
     }
-    hops_total += (uint64_t)hops;
-    if (gpus[i] == gpus[perm[i]]) continue; /* fixed point: nothing to move */
-    if (ts_net_send(net, path, (uint32_t)hops, 1u << 20, 0, done, &finished,
-                    i))
+    hops_total += path.len;
+    if (ts_net_send(net, path.dir, path.len, 1u << 20, 0, done, &finished, i))
       return 1;
   }
   double t2 = now_s();
@@ -126,6 +135,7 @@ int main(int argc, char **argv) {
          "peak RSS %.1f MiB\n", t1 - t0, t2 - t1, t3 - t2, t3 - t0,
          (double)ru.ru_maxrss / 1024.0);
   int bad = ns.bytes_sent != ns.bytes_delivered || finished != ns.flows_started;
+  ts_route_free(rt);
   ts_net_free(net);
   ts_sim_free(sim);
   ts_topo_free(t);
