@@ -252,12 +252,14 @@ static void print_row(const bench_row *r) {
 }
 
 static void print_stats(const ts_p2p_result *r) {
-  printf("# sim.events_processed: %llu\n# sim.peak_pending: %llu\n"
+  printf("# stats of the largest size:\n"
+         "# sim.events_processed: %llu\n# sim.peak_pending: %llu\n"
+         "# sim.wall_s: %.6f\n# sim.events_per_s: %.0f\n"
          "# net.flows_started: %llu\n# net.bytes_delivered: %llu\n"
          "# net.solves: %llu\n# net.chunks_sent: %llu\n",
          (unsigned long long)r->sim.events_processed,
-         (unsigned long long)r->sim.peak_pending,
-         (unsigned long long)r->net.flows_started,
+         (unsigned long long)r->sim.peak_pending, r->sim.wall_s,
+         r->sim.events_per_s, (unsigned long long)r->net.flows_started,
          (unsigned long long)r->net.bytes_delivered,
          (unsigned long long)r->net.solves, (unsigned long long)r->net.chunks_sent);
 }
