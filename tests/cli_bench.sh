@@ -33,6 +33,15 @@ python3 -c "import sys; r=$b/$a; sys.exit(0 if 1.9 < r < 2.1 else 1)" && ok \
 "$bin" bench "$topo" --src dgx0/gpu0 --dst dgx1/gpu0 --fidelity chunk -b 1M -e 1M >/dev/null \
   && ok || note "chunk fidelity sendrecv failed"
 
+# Every spine down: cross-rail traffic without PXN has no route: exit 65 and
+# one message naming both GPUs, never a hang.
+err=$("$bin" bench "$topo" --pattern shift:1 --no-pxn -b 1M -e 1M \
+      --fail compute/spine-g0-0 --fail compute/spine-g0-1 \
+      --fail compute/spine-g0-2 --fail compute/spine-g0-3 2>&1 >/dev/null)
+st=$?
+[ $st -eq 65 ] && grep -q "no route from 'dgx0/gpu7' to 'dgx1/gpu0'" <<<"$err" && ok \
+  || note "disconnection: exit $st, $err"
+
 usage() { # usage EXPECTED_MSG ARGS...
   local msg=$1
   shift
