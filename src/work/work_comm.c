@@ -33,6 +33,7 @@
  * (p-1)/p*S. Cost: O(layers + buckets + ep^2) per rank. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "work/work_int.h"
 
@@ -70,6 +71,7 @@ static ts_comm_desc *add(comm_list *L, ts_coll_kind k, ts_group g,
     L->cap = cap;
   }
   ts_comm_desc *x = &L->v[L->n++];
+  memset(x, 0, sizeof *x); /* padding too: descriptors compare with memcmp */
   x->kind = (uint8_t)k;
   x->group_kind = (uint8_t)g;
   x->phase = (uint8_t)ph;

@@ -31,6 +31,7 @@
  * Cost: O(ops) = O(layers on the stage); one allocation. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "work/work_int.h"
 
@@ -73,6 +74,7 @@ static void push(op_list *L, ts_op_kind k, ts_phase ph, int32_t layer,
     L->cap = cap;
   }
   ts_op *o = &L->v[L->n++];
+  memset(o, 0, sizeof *o);
   o->kind = (uint8_t)k;
   o->phase = (uint8_t)ph;
   o->layer = layer;

@@ -273,16 +273,16 @@ static int load_doc(ts_workload *w, const topo_ydoc *doc, ts_diag *d) {
       sc_str(&c, root, "description", false, &desc) ||
       sc_str(&c, root, "topology", false, &topo))
     return TS_ESCHEMA;
-  const topo_ynode *m;
-  if (sc_require(&c, root, "model", "a workload file", &m) ||
-      sc_require(&c, root, "training", "a workload file", &m))
-    return TS_ESCHEMA;
   if (!(w->name = dupstr(name))) return TS_ENOMEM;
   if (topo && !(w->topology = join_path(w->dir, topo))) return TS_ENOMEM;
   for (const char *const *s = sections; *s; s++) {
     int rc = load_section(w, &c, root, *s);
     if (rc) return rc;
   }
+  const topo_ynode *m;
+  if (sc_require(&c, root, "model", "a workload file", &m) ||
+      sc_require(&c, root, "training", "a workload file", &m))
+    return TS_ESCHEMA;
   static const char *const req_model[] = {"layers", "hidden", "heads",
                                           "seq_len", "vocab", NULL};
   uint32_t tmp;

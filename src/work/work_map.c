@@ -226,7 +226,11 @@ static int label_ranks(ts_mapping *m, const ts_topo *t, const uint32_t *gpu) {
     lb->numa = n->numa;
     lb->nvl_domain = dom[gpu[r]];
     lb->nic = gpu_nic(t, gpu[r]);
-    lb->rail = lb->nic >= 0 ? ts_topo_node(t, (uint32_t)lb->nic)->rail : TS_NONE;
+    lb->rail = TS_NONE;
+    if (lb->nic >= 0) { /* no fabric generator: the NIC's index in its host */
+      const ts_node *nic = ts_topo_node(t, (uint32_t)lb->nic);
+      lb->rail = nic->rail >= 0 ? nic->rail : nic->local;
+    }
   }
   free(dom);
   return rc;
