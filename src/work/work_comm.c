@@ -123,33 +123,42 @@ static void cp_layer(comm_list *L, int32_t layer, ts_phase ph) {
 /* Expected distinct nodes among top_k draws landing on node with share P. */
 static double hit(double P, uint32_t k) { return 1 - pow(1 - P, k); }
 
-static void ep_compute(comm_list *L, ep_traffic *e) {
+/* Loads of the EP group by host: O(ep * experts) for the shares, O(ep^2)
+ * to group members by host. Returns TS_ENOMEM or 0. */
+static int ep_compute(comm_list *L, ep_traffic *e) {
   const work_cfg *c = L->c;
   const ts_mapping *m = L->m;
   uint32_t ep = c->ep, gid = L->lb->group[TS_GROUP_EP];
   uint32_t me = L->lb->index[TS_GROUP_EP], k = c->top_k;
   int32_t own = L->lb->host;
+  double *share = malloc((size_t)ep * sizeof *share);
+  int32_t *host = malloc((size_t)ep * sizeof *host);
+  if (!share || !host) {
+    free(share);
+    free(host);
+    return TS_ENOMEM;
+  }
+  for (uint32_t i = 0; i < ep; i++) {
+    share[i] = work_moe_rank_share(c, i);
+    host[i] = m->labels[ts_mapping_group_member(m, TS_GROUP_EP, gid, i)].host;
+  }
   double tokens = (double)c->seq_len / c->cp * c->micro_batch / c->tp;
   double unit = tokens * c->hidden * 2, bytes = unit * k;
-  double total = 0, p_own = 0, mine = work_moe_rank_share(c, me);
-  double d_all = 0, remote_members = 0;
+  double total = 0, p_own = 0, mine = share[me], d_all = 0, remote = 0;
   for (uint32_t i = 0; i < ep; i++) {
-    uint32_t ri = ts_mapping_group_member(m, TS_GROUP_EP, gid, i);
-    int32_t hi = m->labels[ri].host;
-    double si = work_moe_rank_share(c, i);
-    total += si;
-    if (hi == own) p_own += si;
-    else remote_members++;
-    bool first = true; /* node share, counted at its first member */
-    for (uint32_t j = 0; j < i && first; j++)
-      first = m->labels[ts_mapping_group_member(m, TS_GROUP_EP, gid, j)].host != hi;
+    total += share[i];
+    if (host[i] == own) p_own += share[i];
+    else remote++;
+    bool first = true; /* a node's share is summed at its first member */
+    for (uint32_t j = 0; j < i && first; j++) first = host[j] != host[i];
     if (!first) continue;
     double pn = 0;
     for (uint32_t j = i; j < ep; j++)
-      if (m->labels[ts_mapping_group_member(m, TS_GROUP_EP, gid, j)].host == hi)
-        pn += work_moe_rank_share(c, j);
+      if (host[j] == host[i]) pn += share[j];
     d_all += hit(pn, k);
   }
+  free(share);
+  free(host);
   double intra = bytes * (p_own - mine), cross = bytes * (total - p_own);
   double ratio = 1;
   if (c->node_limit) {
@@ -157,13 +166,14 @@ static void ep_compute(comm_list *L, ep_traffic *e) {
     double lim = unit * fmax(d - hit(p_own, k), 0);
     if (lim < cross) ratio = cross > 0 ? lim / cross : 1, cross = lim;
   }
-  double recv_intra = bytes * mine * (ep - 1 - remote_members);
-  double recv_cross = bytes * mine * remote_members * ratio;
+  double recv_intra = bytes * mine * (ep - 1 - remote);
+  double recv_cross = bytes * mine * remote * ratio;
   e->bytes = (uint64_t)llround(bytes);
   e->disp_cross = (uint64_t)llround(cross);
   e->disp = (uint64_t)llround(intra) + e->disp_cross;
   e->comb_cross = (uint64_t)llround(recv_cross);
   e->comb = (uint64_t)llround(recv_intra) + e->comb_cross;
+  return 0;
 }
 
 static void ep_layer(comm_list *L, const ep_traffic *e, int32_t layer,
@@ -272,7 +282,7 @@ int ts_work_comm(const ts_workload *w, const ts_mapping *m, uint32_t rank,
   comm_list L = {NULL, 0, 0, 0, &c, m, &m->labels[rank], rank,
                  work_microbatches(&c)};
   ep_traffic e = {0, 0, 0, 0, 0};
-  if (c.experts && c.ep > 1) ep_compute(&L, &e);
+  if (c.experts && c.ep > 1 && ep_compute(&L, &e)) return TS_ENOMEM;
   uint32_t stage = L.lb->index[TS_GROUP_PP];
   for (uint32_t ch = 0; ch < work_chunks(&c); ch++) {
     uint32_t first, count;
