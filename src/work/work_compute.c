@@ -1,0 +1,235 @@
+/* work_compute.c - the operations of one micro-batch on one GPU, each with
+ * FLOPs, HBM bytes and a roofline time.
+ *
+ * Per layer, forward, for T = b*s/cp tokens on a GPU of a TP group of t
+ * (h hidden, q = heads*head_dim, k = kv_heads*head_dim, f ffn, S = s the
+ * full sequence the keys span, w = weight bytes, 2 = bf16 activations):
+ *   layernorm    2 norms, ~5 FLOP and a read + write of 2 bytes per element
+ *   qkv          2*T*h*(q + 2k)/t          GEMM
+ *   attn_score   2*b*(s/cp)*S*q/t          attention (fused, FlashAttention:
+ *   attn_value   2*b*(s/cp)*S*q/t          no s^2 tensor touches HBM)
+ *   attn_out     2*T*q*h/t                 GEMM
+ *   mlp_up       2*T*h*f*(1 or 2)/t        GEMM (2 for SwiGLU: up + gate)
+ *   mlp_act      elementwise over T*f/t
+ *   mlp_down     2*T*f*h/t                 GEMM
+ *   MoE layers replace the MLP by router 2*T*h*E and expert GEMMs over the
+ *   R = share * ep * top_k * T (token, expert) pairs routed to this EP rank
+ *   (capacity drops included), plus shared experts as a dense MLP.
+ *   elementwise  residual adds, dropout, bias: 6 passes of T*h
+ * Embedding (first stage) is a gather; logits (last stage) 2*T*h*V/t with
+ * fp32 logits written. Backward = 2x forward FLOPs and bytes (data + weight
+ * gradients). Full recompute repeats every forward op before its backward;
+ * selective recompute repeats attn_score and attn_value. Once per step the
+ * optimizer reads and writes 30 bytes per (ZeRO-sharded) parameter (fp32
+ * grad, master, m, v read; master, m, v and bf16 weight written).
+ *
+ * time = max(FLOPs / (peak * eff), bytes / (HBM bandwidth * eff_memory)),
+ * eff = efficiency.gemm for GEMMs and elementwise ops, efficiency.attention
+ * for attention (defaults in docs/workload-format.md, with sources). FLOPs
+ * count a multiply-add as 2 and ignore softmax and norms' exponentials, as
+ * Narayanan et al. 2021 do, so totals compare with their formula.
+ * Cost: O(ops) = O(layers on the stage); one allocation. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "work/work_int.h"
+
+typedef enum eff_class { EFF_GEMM, EFF_ATTN } eff_class;
+
+typedef struct op_list {
+  ts_op *v;
+  size_t n, cap;
+  const work_cfg *c;
+  const ts_gpu_model *gpu;
+  int fail;
+} op_list;
+
+static ts_time_ps roofline(const op_list *L, double flops, double bytes,
+                           eff_class e) {
+  const work_cfg *c = L->c;
+  if (!L->gpu) return 0;
+  double peak = L->gpu->bf16_flops;
+  if (c->dtype == WORK_FP8 && L->gpu->fp8_flops > 0 && e == EFF_GEMM)
+    peak = L->gpu->fp8_flops;
+  double eff = e == EFF_ATTN ? c->eff_attn : c->eff_gemm;
+  double tc = peak > 0 ? flops / (peak * eff) : 0;
+  double bw = L->gpu->hbm_bandwidth * c->eff_mem;
+  double tm = bw > 0 ? bytes / bw : 0;
+  double t = tc > tm ? tc : tm;
+  return (ts_time_ps)llround(t * 1e12);
+}
+
+static void push(op_list *L, ts_op_kind k, ts_phase ph, int32_t layer,
+                 double flops, double bytes, eff_class e) {
+  if (L->fail) return;
+  if (L->n == L->cap) {
+    size_t cap = L->cap ? 2 * L->cap : 64;
+    ts_op *v = realloc(L->v, cap * sizeof *v);
+    if (!v) {
+      L->fail = 1;
+      return;
+    }
+    L->v = v;
+    L->cap = cap;
+  }
+  ts_op *o = &L->v[L->n++];
+  memset(o, 0, sizeof *o);
+  o->kind = (uint8_t)k;
+  o->phase = (uint8_t)ph;
+  o->layer = layer;
+  o->flops = flops;
+  o->bytes = bytes;
+  o->time = roofline(L, flops, bytes, e);
+}
+
+/* Appends the forward ops of `layer`; mult scales FLOPs and bytes (2 for
+ * backward), `only_attn` keeps the attention core (selective recompute). */
+static void layer_ops(op_list *L, uint32_t layer, ts_phase ph, double mult,
+                      bool only_attn, double share) {
+  const work_cfg *c = L->c;
+  double t = c->tp, sl = (double)c->seq_len / c->cp, b = c->micro_batch;
+  double T = b * sl, h = c->hidden, S = c->seq_len;
+  double q = (double)c->heads * c->head_dim, k = (double)c->kv_heads * c->head_dim;
+  double wb = c->dtype == WORK_FP8 ? 1 : 2, sp = c->sequence_parallel ? t : 1;
+  double m = mult;
+  int32_t ly = (int32_t)layer;
+  double f_sc = 2 * b * sl * S * q / t;
+  if (!only_attn) {
+    push(L, TS_OP_LAYERNORM, ph, ly, m * 10 * T * h / sp, m * 8 * T * h / sp,
+         EFF_GEMM);
+    push(L, TS_OP_QKV, ph, ly, m * 2 * T * h * (q + 2 * k) / t,
+         m * (h * (q + 2 * k) / t * wb + 2 * T * h + 2 * T * (q + 2 * k) / t),
+         EFF_GEMM);
+  }
+  push(L, TS_OP_ATTN_SCORE, ph, ly, m * f_sc,
+       m * 2 * (T * q / t + b * S * k / t), EFF_ATTN);
+  push(L, TS_OP_ATTN_VALUE, ph, ly, m * f_sc,
+       m * 2 * (b * S * k / t + T * q / t), EFF_ATTN);
+  if (only_attn) return;
+  push(L, TS_OP_ATTN_OUT, ph, ly, m * 2 * T * q * h / t,
+       m * (q * h / t * wb + 2 * T * q / t + 2 * T * h), EFF_GEMM);
+  push(L, TS_OP_ELEMENTWISE, ph, ly, m * 2 * T * h / sp,
+       m * 12 * T * h / sp, EFF_GEMM);
+  double up = c->activation == WORK_SWIGLU ? 2 : 1;
+  double f = c->ffn_hidden, tok = T;
+  ts_op_kind kup = TS_OP_MLP_UP, kdn = TS_OP_MLP_DOWN;
+  if (work_layer_is_moe(c, layer)) {
+    double E = c->experts, fe = c->expert_ffn_hidden;
+    push(L, TS_OP_ROUTER, ph, ly, m * 2 * T * h * E / sp,
+         m * (2 * h * E + 2 * T * h / sp), EFF_GEMM);
+    if (c->shared_experts) { /* dense MLP of width shared * fe */
+      double fs = c->shared_experts * fe;
+      push(L, TS_OP_MLP_UP, ph, ly, m * 2 * T * h * fs * up / t,
+           m * (h * fs * up / t * wb + 2 * T * h + 2 * T * fs * up / t),
+           EFF_GEMM);
+      push(L, TS_OP_MLP_DOWN, ph, ly, m * 2 * T * fs * h / t,
+           m * (h * fs / t * wb + 2 * T * fs / t + 2 * T * h), EFF_GEMM);
+    }
+    f = fe * (E / c->ep);   /* weights of the local experts */
+    tok = share * c->ep * c->top_k * T;
+    kup = TS_OP_EXPERT_UP;
+    kdn = TS_OP_EXPERT_DOWN;
+    double fl = fe;         /* each pair goes through one expert */
+    push(L, kup, ph, ly, m * 2 * tok * h * fl * up / t,
+         m * (h * f * up / t * wb + 2 * tok * h + 2 * tok * fl * up / t),
+         EFF_GEMM);
+    push(L, TS_OP_MLP_ACT, ph, ly, m * 8 * tok * fl / t,
+         m * 2 * tok * fl * (up + 1) / t, EFF_GEMM);
+    push(L, kdn, ph, ly, m * 2 * tok * fl * h / t,
+         m * (h * f / t * wb + 2 * tok * fl / t + 2 * tok * h), EFF_GEMM);
+    return;
+  }
+  push(L, kup, ph, ly, m * 2 * tok * h * f * up / t,
+       m * (h * f * up / t * wb + 2 * tok * h + 2 * tok * f * up / t),
+       EFF_GEMM);
+  push(L, TS_OP_MLP_ACT, ph, ly, m * 8 * tok * f / t,
+       m * 2 * tok * f * (up + 1) / t, EFF_GEMM);
+  push(L, kdn, ph, ly, m * 2 * tok * f * h / t,
+       m * (h * f / t * wb + 2 * tok * f / t + 2 * tok * h), EFF_GEMM);
+}
+
+static void edge_ops(op_list *L, uint32_t stage, ts_phase ph, double mult) {
+  const work_cfg *c = L->c;
+  double T = (double)c->micro_batch * c->seq_len / c->cp, h = c->hidden;
+  double t = c->tp, V = c->vocab, wb = c->dtype == WORK_FP8 ? 1 : 2;
+  if (stage == 0)
+    push(L, TS_OP_EMBED, ph, -1, 0, mult * 4 * T * h, EFF_GEMM);
+  if (stage == c->pp - 1)
+    push(L, TS_OP_LOGITS, ph, -1, mult * 2 * T * h * V / t,
+         mult * (h * V / t * wb + 2 * T * h + 4 * T * V / t), EFF_GEMM);
+}
+
+/* Ops of chunk `ch` of the stage: forward layers, then in reverse each
+ * layer's recompute and backward. */
+static void chunk_ops(op_list *L, uint32_t stage, uint32_t ch, double share,
+                      bool fwd) {
+  const work_cfg *c = L->c;
+  uint32_t first, count, v = work_chunks(c);
+  work_stage_layers(c, stage, ch, &first, &count);
+  bool head = stage == 0 && ch == 0, tail = stage == c->pp - 1 && ch == v - 1;
+  if (fwd) {
+    if (head) edge_ops(L, 0, TS_PHASE_FWD, 1);
+    for (uint32_t l = first; l < first + count; l++)
+      layer_ops(L, l, TS_PHASE_FWD, 1, false, share);
+    if (tail) edge_ops(L, c->pp - 1, TS_PHASE_FWD, 1);
+    return;
+  }
+  if (tail) edge_ops(L, c->pp - 1, TS_PHASE_BWD, 2);
+  for (uint32_t l = first + count; l-- > first;) {
+    if (c->recompute != WORK_RC_NONE)
+      layer_ops(L, l, TS_PHASE_RECOMPUTE, 1, c->recompute == WORK_RC_SELECTIVE,
+                share);
+    layer_ops(L, l, TS_PHASE_BWD, 2, false, share);
+  }
+  if (head) edge_ops(L, 0, TS_PHASE_BWD, 2);
+}
+
+static void optimizer_op(op_list *L, uint32_t stage) {
+  const work_cfg *c = L->c;
+  double dense, expert, gd = (double)c->dp * c->cp;
+  work_stage_params(c, stage, &dense, &expert);
+  double p = c->zero_stage >= 1 ? dense / gd + expert / (gd / c->ep)
+                                : dense + expert;
+  push(L, TS_OP_OPTIMIZER, TS_PHASE_STEP, -1, 12 * p, 30 * p, EFF_GEMM);
+}
+
+int ts_work_ops(const ts_workload *w, const ts_gpu_model *gpu, uint32_t stage,
+                uint32_t ep_rank, ts_op **out, size_t *n) {
+  *out = NULL;
+  *n = 0;
+  work_cfg c;
+  work_derive(w, &c);
+  if (stage >= c.pp || ep_rank >= c.ep || work_validate(w, NULL))
+    return TS_EINVALID;
+  op_list L = {NULL, 0, 0, &c, gpu, 0};
+  double share = c.experts ? work_moe_rank_share(&c, ep_rank) : 0;
+  uint32_t v = work_chunks(&c);
+  for (uint32_t ch = 0; ch < v; ch++) chunk_ops(&L, stage, ch, share, true);
+  for (uint32_t ch = v; ch-- > 0;) chunk_ops(&L, stage, ch, share, false);
+  optimizer_op(&L, stage);
+  if (L.fail) {
+    free(L.v);
+    return TS_ENOMEM;
+  }
+  *out = L.v;
+  *n = L.n;
+  return 0;
+}
+
+double ts_work_step_flops(const ts_workload *w) {
+  work_cfg c;
+  work_derive(w, &c);
+  double total = 0;
+  for (uint32_t s = 0; s < c.pp; s++)
+    for (uint32_t e = 0; e < c.ep; e++) {
+      ts_op *ops;
+      size_t n;
+      if (ts_work_ops(w, NULL, s, e, &ops, &n)) return 0;
+      for (size_t i = 0; i < n; i++)
+        if (ops[i].phase != TS_PHASE_STEP) total += ops[i].flops;
+      free(ops);
+    }
+  /* each (stage, EP rank) stands for tp * cp * dp / ep GPUs */
+  return total * work_microbatches(&c) * c.tp * c.cp * ((double)c.dp / c.ep);
+}

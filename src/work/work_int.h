@@ -1,0 +1,107 @@
+/* work_int.h - private layout of ts_workload and ts_mapping, and helpers
+ * shared by the work_*.c files.
+ *
+ * Invariant: work_cfg holds values as written (0 = "derive the default");
+ * every consumer calls work_derive for the effective values, so an override
+ * of `hidden` also moves the default `ffn_hidden`. */
+#ifndef TOPSIM_WORK_INT_H
+#define TOPSIM_WORK_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "topsim/ts_work.h"
+
+enum { WORK_BF16, WORK_FP8 };
+enum { WORK_GELU, WORK_SWIGLU };
+enum { WORK_GPIPE, WORK_1F1B, WORK_INTERLEAVED };
+enum { WORK_RC_NONE, WORK_RC_SELECTIVE, WORK_RC_FULL };
+enum { WORK_GRAD_FP32, WORK_GRAD_BF16 };
+
+/* Dimensions of the order string; WORK_D_EDP is the "dp" token: the part
+ * of data parallelism left after EP is carved out (size dp / ep). */
+enum { WORK_D_TP, WORK_D_CP, WORK_D_EP, WORK_D_EDP, WORK_D_PP, WORK_D_COUNT };
+
+typedef struct work_cfg {
+  /* model */
+  uint32_t layers, hidden, ffn_hidden, heads, kv_heads, head_dim, seq_len;
+  uint32_t vocab, dtype, activation;
+  uint32_t experts, top_k, expert_ffn_hidden, shared_experts, node_limit;
+  uint32_t moe_freq, first_dense;
+  double capacity_factor, routing_skew;
+  /* training */
+  uint32_t global_batch, micro_batch, schedule, virtual_stages;
+  uint32_t first_stage_layers, last_stage_layers, recompute, zero_stage;
+  uint32_t grad_dtype;
+  bool distributed_optimizer, sequence_parallel, dp_overlap, tp_comm_overlap;
+  uint64_t dp_bucket;
+  /* parallelism */
+  uint32_t tp, cp, pp, dp, ep, gpus;
+  /* efficiency */
+  double eff_gemm, eff_attn, eff_mem;
+} work_cfg;
+
+struct ts_workload {
+  work_cfg cfg;
+  char *name;
+  char *file;      /* name used in diagnostics */
+  char *dir;       /* directory of the file, for relative paths */
+  char *topology;  /* resolved path or NULL */
+  char *order;     /* order string as written (default set at load) */
+  char **placement;/* GPU names per rank, or NULL */
+  uint32_t nplacement;
+};
+
+struct ts_mapping {
+  uint32_t ranks;
+  ts_rank_label *labels;
+  uint32_t size[TS_GROUP_COUNT], count[TS_GROUP_COUNT];
+  uint32_t *members[TS_GROUP_COUNT]; /* [id * size + index] -> rank */
+  char **warnings;
+  uint32_t nwarnings;
+};
+
+/* Effective values: defaults filled in (ffn 4h, kv_heads = heads, ...). */
+void work_derive(const ts_workload *w, work_cfg *c);
+
+/* Parses an order string ("tp-cp-ep-dp-pp") into dims inner to outer.
+ * "ep" may be omitted (placed just inside "dp"). Returns 0 or -1 with a
+ * reason in why. */
+int work_parse_order(const char *s, int perm[WORK_D_COUNT], char *why,
+                     size_t len);
+
+/* Pipeline stage s holds layers [*first, *first + *count) of each model
+ * chunk c (interleaved: chunk c of stage s is virtual stage c*pp + s). */
+void work_stage_layers(const work_cfg *c, uint32_t stage, uint32_t chunk,
+                       uint32_t *first, uint32_t *count);
+uint32_t work_chunks(const work_cfg *c); /* virtual stages per rank (>= 1) */
+bool work_layer_is_moe(const work_cfg *c, uint32_t layer);
+uint32_t work_dtype_bytes(const work_cfg *c);
+uint32_t work_microbatches(const work_cfg *c);
+
+/* Parameters of one layer (dense part and expert part, unsharded). */
+void work_layer_params(const work_cfg *c, uint32_t layer, double *dense,
+                       double *expert);
+
+/* MoE routing (work_moe.c): share of routed (token, expert) pairs that
+ * expert-parallel rank r receives, after capacity drops; sums to <= 1.
+ * Zipf with exponent routing_skew over expert index, experts laid out
+ * contiguously (rank r holds experts [r*E/ep, (r+1)*E/ep)). */
+double work_moe_rank_share(const work_cfg *c, uint32_t ep_rank);
+
+/* Layout checks that need no topology (divisibility of heads, layers,
+ * batch, experts...). Returns 0 or TS_EINVALID naming the constraint. */
+int work_validate(const ts_workload *w, ts_diag *d);
+
+/* Parameters held by one GPU of pipeline stage `stage`, before ZeRO
+ * sharding: dense (divided by tp) and expert (divided by tp * ep). */
+void work_stage_params(const work_cfg *c, uint32_t stage, double *dense,
+                       double *expert);
+
+/* Largest share * ep over EP ranks: 1 for uniform routing. */
+double work_moe_hot_factor(const work_cfg *c);
+
+/* Formats bytes as GiB with one decimal ("93.1"). */
+void work_gib(uint64_t bytes, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,658 @@
+/* test_work.c - workload format, mapping, memory, compute and comm volumes.
+ *
+ * Each test states the configuration and its closed-form answer. */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "topsim/ts_work.h"
+
+#define MIB (1ull << 20)
+#define GIB (1ull << 30)
+
+static ts_workload *load_text(const char *yaml) {
+  ts_workload *w = NULL;
+  ts_diag d;
+  ts_diag_clear(&d);
+  int rc = ts_workload_load_buffer(yaml, strlen(yaml), "<test>", &w, &d);
+  if (rc) {
+    char msg[1200];
+    ts_diag_format(&d, msg, sizeof msg);
+    print_error("%s\n", msg);
+  }
+  assert_int_equal(rc, 0);
+  return w;
+}
+
+static int load_err(const char *yaml, char *msg, size_t len) {
+  ts_workload *w = NULL;
+  ts_diag d;
+  ts_diag_clear(&d);
+  int rc = ts_workload_load_buffer(yaml, strlen(yaml), "w.yaml", &w, &d);
+  assert_null(w);
+  ts_diag_format(&d, msg, len);
+  return rc;
+}
+
+static void set(ts_workload *w, const char *k, const char *v) {
+  ts_diag d;
+  ts_diag_clear(&d);
+  int rc = ts_workload_override(w, k, v, &d);
+  if (rc) print_error("%s\n", d.msg);
+  assert_int_equal(rc, 0);
+}
+
+static ts_mapping *map_ok(const ts_workload *w, const ts_topo *t) {
+  ts_mapping *m = NULL;
+  ts_diag d;
+  ts_diag_clear(&d);
+  int rc = ts_work_map(w, t, &m, &d);
+  if (rc) print_error("%s\n", d.msg);
+  assert_int_equal(rc, 0);
+  return m;
+}
+
+static int map_err(const ts_workload *w, const ts_topo *t, char *msg,
+                   size_t len) {
+  ts_mapping *m = NULL;
+  ts_diag d;
+  ts_diag_clear(&d);
+  int rc = ts_work_map(w, t, &m, &d);
+  assert_null(m);
+  snprintf(msg, len, "%s", d.msg);
+  return rc;
+}
+
+/* The seed's worked example (domain brief section 4): 48 layers, hidden
+ * 8192, seq 4096, micro-batch 1, BF16, TP = 8, no sequence parallelism. */
+static const char seed_yaml[] =
+    "topsim: 1\n"
+    "name: seed-tp8\n"
+    "model: {layers: 48, hidden: 8192, heads: 64, seq_len: 4096, vocab: 51200}\n"
+    "training: {global_batch: 1, micro_batch: 1}\n"
+    "parallelism: {tp: 8}\n";
+
+/* 4 ring all-reduces per layer per micro-batch of S = s*b*h*2 = 64 MiB; each
+ * GPU sends 2*(7/8)*64 = 112 MiB per all-reduce; 48*4*112 MiB = 21 GiB per
+ * micro-batch. HGX B300 (288 GB) holds the 132 GiB this needs. */
+static void test_seed_tp_volume(void **st) {
+  (void)st;
+  ts_workload *w = load_text(seed_yaml);
+  ts_topo *t = tu_load("topologies/hgx-b300.yaml");
+  ts_mapping *m = map_ok(w, t);
+  for (uint32_t r = 0; r < 8; r++) {
+    ts_comm_desc *c;
+    size_t n;
+    assert_int_equal(ts_work_comm(w, m, r, &c, &n), 0);
+    assert_int_equal(n, 48 * 4);
+    uint32_t fwd = 0, bwd = 0;
+    for (size_t i = 0; i < n; i++) {
+      assert_int_equal(c[i].kind, TS_COLL_ALLREDUCE);
+      assert_int_equal(c[i].group_kind, TS_GROUP_TP);
+      assert_int_equal(c[i].group_size, 8);
+      assert_int_equal(c[i].bytes, 64 * MIB);
+      assert_int_equal(c[i].sent, 112 * MIB);
+      assert_int_equal(c[i].repeat, 1);
+      fwd += c[i].phase == TS_PHASE_FWD;
+      bwd += c[i].phase == TS_PHASE_BWD;
+    }
+    assert_int_equal(fwd, 96);
+    assert_int_equal(bwd, 96);
+    ts_comm_volume v;
+    ts_work_comm_volume(c, n, &v);
+    assert_int_equal(v.per_microbatch[TS_GROUP_TP], 21 * GIB);
+    assert_int_equal(v.per_microbatch[TS_GROUP_TP],
+                     48ull * 4 * 2 * 7 * (64 * MIB) / 8);
+    free(c);
+  }
+  /* sequence parallelism: all-gather + reduce-scatter, same bytes */
+  set(w, "sequence_parallel", "true");
+  ts_comm_desc *c;
+  size_t n;
+  assert_int_equal(ts_work_comm(w, m, 0, &c, &n), 0);
+  assert_int_equal(n, 48 * 8);
+  ts_comm_volume v;
+  ts_work_comm_volume(c, n, &v);
+  assert_int_equal(v.per_microbatch[TS_GROUP_TP], 21 * GIB);
+  free(c);
+  ts_mapping_free(m);
+  ts_topo_free(t);
+  ts_workload_free(w);
+}
+
+/* Same model on one DGX A100 (80 GB = 74.5 GiB): refused. Per GPU
+ * 4,936,894,464 parameters (48 x 805,339,136 + 2 x 51200 x 8192 + 2 x 8192,
+ * over tp 8): weights x2 = 9.2 GiB, fp32 grads x4 = 18.4, Adam x12 = 55.2;
+ * activations 48 x 4096*8192*(10 + 24/8 + 5*64*4096/(8192*8)) bytes plus
+ * fp32 logits 4*4096*51200/8 = 49.6 GiB; total 132.4 GiB. */
+static void test_refuse_memory(void **st) {
+  (void)st;
+  ts_workload *w = load_text(seed_yaml);
+  ts_mem_breakdown b;
+  assert_int_equal(ts_work_memory(w, 0, &b), 0);
+  assert_int_equal(b.weights, 2ull * 4936894464ull);
+  assert_int_equal(b.grads, 4ull * 4936894464ull);
+  assert_int_equal(b.optimizer, 12ull * 4936894464ull);
+  assert_int_equal(b.activations, 48ull * 33554432 * 33 + 104857600);
+  ts_topo *t = tu_load("topologies/dgx-a100.yaml");
+  char msg[800];
+  assert_int_equal(map_err(w, t, msg, sizeof msg), TS_EINVALID);
+  assert_string_equal(msg,
+      "pipeline stage 0 needs 132.4 GiB per GPU, HBM holds 74.5 GiB "
+      "(A100-SXM4-80GB) on rank 0: over by 57.9 GiB (weights 9.2, grads "
+      "18.4, optimizer 55.2, activations 49.6 GiB)");
+  /* selective recompute drops 5as/h (20 of 33 per sbh): still too big;
+   * ZeRO cannot help with dp = 1 */
+  set(w, "recompute", "selective");
+  assert_int_equal(ts_work_memory(w, 0, &b), 0);
+  assert_int_equal(b.activations, 48ull * 33554432 * 13 + 104857600);
+  /* full recompute keeps 2sbh per layer */
+  set(w, "recompute", "full");
+  assert_int_equal(ts_work_memory(w, 0, &b), 0);
+  assert_int_equal(b.activations, 48ull * 33554432 * 2 + 104857600);
+  ts_topo_free(t);
+  ts_workload_free(w);
+}
+
+/* Korthikanti et al. 2022: with sequence parallelism every term is split by
+ * t: s*b*h*(34 + 5as/h)/t per layer. GPT: h = 4096, a = 32, s = 2048,
+ * t = 8: 2048*4096*(34 + 5*32*2048/4096)/8 = 2048*4096*114/8 bytes. */
+static void test_activation_formula(void **st) {
+  (void)st;
+  ts_workload *w = load_text(
+      "topsim: 1\nname: k\n"
+      "model: {layers: 8, hidden: 4096, heads: 32, seq_len: 2048, vocab: 8}\n"
+      "training: {global_batch: 1, sequence_parallel: true}\n"
+      "parallelism: {tp: 8}\n");
+  ts_mem_breakdown b;
+  assert_int_equal(ts_work_memory(w, 0, &b), 0);
+  uint64_t logits = 4ull * 2048 * 8 / 8;
+  assert_int_equal(b.activations, 8ull * 2048 * 4096 * 114 / 8 + logits);
+  /* 1F1B, pp = 2, 4 micro-batches: stage 0 keeps 2 in flight, stage 1 one */
+  set(w, "pp", "2");
+  set(w, "global_batch", "4");
+  assert_int_equal(ts_work_memory(w, 0, &b), 0);
+  assert_int_equal(b.activations, 2 * (4ull * 2048 * 4096 * 114 / 8));
+  assert_int_equal(ts_work_memory(w, 1, &b), 0);
+  assert_int_equal(b.activations, 4ull * 2048 * 4096 * 114 / 8 + logits);
+  assert_int_equal(ts_work_memory(w, 2, &b), TS_EINVALID);
+  /* ZeRO-1 over dp shards the 12 optimizer bytes */
+  ts_mem_breakdown z0, z1;
+  set(w, "dp", "4");
+  set(w, "global_batch", "16");
+  assert_int_equal(ts_work_memory(w, 0, &z0), 0);
+  set(w, "distributed_optimizer", "true");
+  assert_int_equal(ts_work_memory(w, 0, &z1), 0);
+  assert_int_equal(z1.weights, z0.weights);
+  assert_true(llabs((long long)z1.optimizer * 4 - (long long)z0.optimizer) < 8);
+  ts_workload_free(w);
+}
+
+static const char label_yaml[] =
+    "topsim: 1\nname: labels\n"
+    "model: {layers: 24, hidden: 2048, heads: 16, seq_len: 2048, vocab: 32000}\n"
+    "training: {global_batch: 40}\n"
+    "parallelism: {tp: 8, pp: 4, dp: 5}\n";
+
+/* DGX A100 SuperPOD, 1 SU (20 nodes x 8 GPUs), TP 8 x DP 5 x PP 4 in the
+ * default order tp-cp-ep-dp-pp: rank r = tp + 8*(dp + 5*pp). TP groups are
+ * the 8 GPUs of one node; DP neighbours are the next node; stages are blocks
+ * of 5 nodes. NIC i of a DGX sits with GPU i under PCIe switch i/2: rail i. */
+static void test_mapping_labels(void **st) {
+  (void)st;
+  ts_workload *w = load_text(label_yaml);
+  ts_topo *t = tu_load("topologies/superpod-a100-1su.yaml");
+  ts_mapping *m = map_ok(w, t);
+  assert_int_equal(ts_mapping_ranks(m), 160);
+  assert_int_equal(ts_mapping_warning_count(m), 0);
+  assert_int_equal(ts_mapping_group_size(m, TS_GROUP_TP), 8);
+  assert_int_equal(ts_mapping_group_count(m, TS_GROUP_TP), 20);
+  assert_int_equal(ts_mapping_group_size(m, TS_GROUP_GRAD), 5);
+  for (uint32_t g = 0; g < 20; g++) {
+    const ts_rank_label *l0 =
+        ts_mapping_rank(m, ts_mapping_group_member(m, TS_GROUP_TP, g, 0));
+    for (uint32_t i = 0; i < 8; i++) {
+      uint32_t r = ts_mapping_group_member(m, TS_GROUP_TP, g, i);
+      const ts_rank_label *l = ts_mapping_rank(m, r);
+      assert_int_equal(l->host, l0->host);
+      assert_int_equal(l->nvl_domain, l0->nvl_domain);
+      assert_int_equal(ts_topo_node(t, l->gpu)->local, i);
+      assert_int_equal(l->rail, (int)i);
+      assert_int_equal(ts_topo_node(t, (uint32_t)l->nic)->kind, TS_NODE_NIC);
+      assert_int_equal(l->numa, i < 4 ? 0 : 1);
+      assert_int_equal(l->index[TS_GROUP_TP], i);
+    }
+  }
+  for (uint32_t r = 0; r < 160; r++) {
+    const ts_rank_label *l = ts_mapping_rank(m, r);
+    assert_int_equal(l->index[TS_GROUP_DP], (r / 8) % 5);
+    assert_int_equal(l->index[TS_GROUP_PP], r / 40);
+    assert_int_equal(l->host, (int)(r / 8));
+    assert_int_equal(l->nvl_domain, (int)(r / 8));
+    assert_int_equal(l->su, 0);
+    if (l->index[TS_GROUP_DP] < 4) { /* DP neighbour: same GPU, next node */
+      uint32_t nb = ts_mapping_group_member(m, TS_GROUP_DP, l->group[TS_GROUP_DP],
+                                            l->index[TS_GROUP_DP] + 1);
+      assert_int_equal(nb, r + 8);
+      assert_int_equal(ts_mapping_rank(m, nb)->host, l->host + 1);
+      assert_int_equal(ts_mapping_rank(m, nb)->rail, l->rail);
+    }
+  }
+  ts_mapping_free(m);
+  /* order dp-tp-pp-cp: DP innermost, TP spans 8 nodes and leaves NVLink */
+  set(w, "order", "dp-tp-cp-pp");
+  m = map_ok(w, t);
+  assert_int_equal(ts_mapping_rank(m, 1)->index[TS_GROUP_DP], 1);
+  assert_int_equal(ts_mapping_rank(m, 5)->index[TS_GROUP_TP], 1);
+  assert_int_equal(ts_mapping_warning_count(m), 1);
+  assert_non_null(strstr(ts_mapping_warning(m, 0), "span more than one NVLink"));
+  ts_mapping_free(m);
+  ts_topo_free(t);
+  ts_workload_free(w);
+}
+
+static void test_refusals(void **st) {
+  (void)st;
+  ts_workload *w = load_text(label_yaml);
+  ts_topo *t = tu_load("topologies/superpod-a100-1su.yaml");
+  char msg[800];
+  set(w, "dp", "4");
+  set(w, "global_batch", "32");
+  assert_int_equal(map_err(w, t, msg, sizeof msg), TS_EINVALID);
+  assert_string_equal(msg, "tp*cp*pp*dp = 8*1*4*4 = 128 but the topology has "
+                           "160 GPUs (under by 32)");
+  set(w, "gpus", "128"); /* the first 16 nodes only: fits */
+  ts_mapping *m = map_ok(w, t);
+  assert_int_equal(ts_mapping_ranks(m), 128);
+  ts_mapping_free(m);
+  set(w, "gpus", "200");
+  assert_int_equal(map_err(w, t, msg, sizeof msg), TS_EINVALID);
+  assert_string_equal(msg, "the job asks for 200 GPUs but topology "
+                           "'superpod-a100-1su' has 160 (40 short)");
+  ts_workload_free(w);
+
+  w = load_text(label_yaml);
+  set(w, "heads", "12");
+  assert_int_equal(map_err(w, t, msg, sizeof msg), TS_EINVALID);
+  assert_string_equal(msg, "heads = 12 is not divisible by tp = 8 (remainder 4)");
+  set(w, "heads", "16");
+  set(w, "kv_heads", "4");
+  assert_int_equal(map_err(w, t, msg, sizeof msg), TS_EINVALID);
+  assert_string_equal(msg, "kv_heads = 4 is not divisible by tp = 8 (remainder 4)");
+  set(w, "kv_heads", "8");
+  set(w, "layers", "25");
+  assert_int_equal(map_err(w, t, msg, sizeof msg), TS_EINVALID);
+  assert_string_equal(msg, "layers = 25 is not divisible by pp = 4 (remainder 1)");
+  set(w, "schedule", "interleaved");
+  set(w, "virtual_stages", "4");
+  set(w, "layers", "24");
+  assert_int_equal(map_err(w, t, msg, sizeof msg), TS_EINVALID);
+  assert_string_equal(msg, "layers = 24 is not divisible by pp * virtual_stages "
+                           "= 4 * 4 = 16 (remainder 8)");
+  set(w, "virtual_stages", "3");
+  set(w, "global_batch", "42");
+  assert_int_equal(map_err(w, t, msg, sizeof msg), TS_EINVALID);
+  assert_string_equal(msg, "global_batch = 42 is not divisible by micro_batch * "
+                           "dp = 1 * 5 = 5 (remainder 2)");
+  set(w, "global_batch", "40"); /* 8 micro-batches, pp 4: fine */
+  m = map_ok(w, t);
+  ts_mapping_free(m);
+  set(w, "ep", "2");
+  assert_int_equal(map_err(w, t, msg, sizeof msg), TS_EINVALID);
+  assert_string_equal(msg, "ep = 2 but the model has no experts");
+  set(w, "experts", "8");
+  set(w, "expert_ffn_hidden", "1024");
+  assert_int_equal(map_err(w, t, msg, sizeof msg), TS_EINVALID);
+  assert_string_equal(msg, "ep = 2 must divide dp = 5 (expert parallelism is "
+                           "carved out of data parallelism; remainder 1)");
+  ts_topo_free(t);
+  ts_workload_free(w);
+}
+
+/* Narayanan et al. 2021, appendix: FLOPs per iteration of a GPT model are
+ * 72*B*s*l*h^2*(1 + s/(6h) + V/(12*l*h)) without recomputation (forward +
+ * backward = 3 forward passes) and 96*B*s*l*h^2*(1 + s/(6h) + V/(16*l*h))
+ * with full recomputation (4 passes over the layers; the logits are not
+ * recomputed). GPT-3 175B: B 1536, s 2048, l 96, h 12288, V 51200. */
+static void test_flops_megatron(void **st) {
+  (void)st;
+  ts_workload *w = load_text(
+      "topsim: 1\nname: gpt3\n"
+      "model: {layers: 96, hidden: 12288, heads: 96, seq_len: 2048, vocab: 51200}\n"
+      "training: {global_batch: 1536, micro_batch: 1}\n"
+      "parallelism: {tp: 8, pp: 16, dp: 8}\n");
+  double B = 1536, s = 2048, l = 96, h = 12288, V = 51200;
+  double f72 = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+  double f96 = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+  double got = ts_work_step_flops(w);
+  assert_true(fabs(got / f72 - 1) < 0.01);
+  set(w, "recompute", "full");
+  got = ts_work_step_flops(w);
+  assert_true(fabs(got / f96 - 1) < 0.01);
+  /* selective recompute adds only the attention core: in between */
+  set(w, "recompute", "selective");
+  got = ts_work_step_flops(w);
+  assert_true(got > f72 * 1.001 && got < f96);
+  /* the total does not depend on the layout */
+  set(w, "recompute", "full");
+  set(w, "pp", "8");
+  set(w, "dp", "16");
+  assert_true(fabs(ts_work_step_flops(w) / f96 - 1) < 0.01);
+  ts_workload_free(w);
+}
+
+/* Roofline of layer 0 forward of the seed model on an A100 (312 TFLOP/s,
+ * 2039 GB/s; efficiencies gemm 0.7, attention 0.5, memory 0.8), T = 4096
+ * tokens, h = 8192, t = 8, f = 4h (FLOPs, bytes as in work_compute.c):
+ *   layernorm    10Th          8Th                      memory-bound 164.6 us
+ *   qkv          2Th(3h)/t     3h^2/t*2 + 2Th + 2T3h/t  943.96 us
+ *   attn_score   2TTh/t        2(Th/t + Th/t)           220.25 us
+ *   attn_value   2TTh/t        same                     220.25 us
+ *   attn_out     2Thh/t        h^2/t*2 + 2Th/t + 2Th    314.65 us
+ *   elementwise  2Th           12Th                     246.8 us
+ *   mlp_up       2Thf/t        hf/t*2 + 2Th + 2Tf/t     1258.6 us
+ *   mlp_act      8Tf/t         2*2Tf/t                  41.1 us
+ *   mlp_down     2Tfh/t        hf/t*2 + 2Tf/t + 2Th     1258.6 us
+ * time per op = max(FLOPs/(312e12*eff), bytes/(2039e9*0.8)). */
+static void test_roofline_layer(void **st) {
+  (void)st;
+  ts_workload *w = load_text(seed_yaml);
+  ts_gpu_model a100 = {"A100", 312e12, 0, 80000000000ull, 2039e9};
+  ts_op *ops;
+  size_t n;
+  assert_int_equal(ts_work_ops(w, &a100, 0, 0, &ops, &n), 0);
+  double T = 4096, h = 8192, t = 8, f = 4 * h;
+  struct { ts_op_kind k; double fl, by, eff; } want[] = {
+      {TS_OP_LAYERNORM, 10 * T * h, 8 * T * h, 0.7},
+      {TS_OP_QKV, 2 * T * h * 3 * h / t,
+       3 * h * h / t * 2 + 2 * T * h + 2 * T * 3 * h / t, 0.7},
+      {TS_OP_ATTN_SCORE, 2 * T * T * h / t, 2 * (T * h / t + T * h / t), 0.5},
+      {TS_OP_ATTN_VALUE, 2 * T * T * h / t, 2 * (T * h / t + T * h / t), 0.5},
+      {TS_OP_ATTN_OUT, 2 * T * h * h / t, h * h / t * 2 + 2 * T * h / t + 2 * T * h,
+       0.7},
+      {TS_OP_ELEMENTWISE, 2 * T * h, 12 * T * h, 0.7},
+      {TS_OP_MLP_UP, 2 * T * h * f / t, h * f / t * 2 + 2 * T * h + 2 * T * f / t,
+       0.7},
+      {TS_OP_MLP_ACT, 8 * T * f / t, 2 * T * f * 2 / t, 0.7},
+      {TS_OP_MLP_DOWN, 2 * T * f * h / t,
+       h * f / t * 2 + 2 * T * f / t + 2 * T * h, 0.7},
+  };
+  size_t i = 0, k = 0;
+  while (i < n && !(ops[i].layer == 0 && ops[i].phase == TS_PHASE_FWD)) i++;
+  double sum = 0, want_sum = 0;
+  for (; k < sizeof want / sizeof want[0]; k++, i++) {
+    assert_int_equal(ops[i].kind, want[k].k);
+    assert_true(fabs(ops[i].flops - want[k].fl) < 1);
+    assert_true(fabs(ops[i].bytes - want[k].by) < 1);
+    double tc = want[k].fl / (312e12 * want[k].eff);
+    double tm = want[k].by / (2039e9 * 0.8);
+    double ps = (tc > tm ? tc : tm) * 1e12;
+    assert_true(fabs((double)ops[i].time - ps) <= 1);
+    sum += (double)ops[i].time;
+    want_sum += ps;
+  }
+  /* 4.669 ms for the forward of one layer */
+  assert_true(fabs(sum - want_sum) < 10);
+  assert_true(fabs(sum / 1e9 - 4.669) < 0.001);
+  /* backward doubles every op */
+  double bwd = 0;
+  for (size_t j = 0; j < n; j++)
+    if (ops[j].layer == 0 && ops[j].phase == TS_PHASE_BWD) bwd += ops[j].time;
+  assert_true(fabs(bwd - 2 * sum) < 20);
+  assert_int_equal(ops[n - 1].kind, TS_OP_OPTIMIZER);
+  assert_int_equal(ops[n - 1].phase, TS_PHASE_STEP);
+  free(ops);
+  ts_workload_free(w);
+}
+
+/* MoE, 64-way EP over 8 DGX nodes of the 1-SU SuperPOD (first 64 GPUs),
+ * 256 experts, top-8, uniform routing. Unlimited: each token sends 8 pairs,
+ * 7/8 of them off-node: 7 copies of h*2 bytes. Node-limited M = 4, deduped
+ * per node: D = 8*(1 - (7/8)^8) = 5.2511 distinct nodes expected, own node
+ * hit with 1 - (7/8)^8 = 0.6564: min(D, 4) - 0.6564 = 3.3436 copies, so
+ * cross-node bytes fall to 3.3436/7 = 0.47766 of unlimited. */
+static void test_moe_node_limited(void **st) {
+  (void)st;
+  ts_workload *w = load_text(
+      "topsim: 1\nname: moe\n"
+      "model: {layers: 2, hidden: 1024, heads: 8, seq_len: 1024, vocab: 32000,\n"
+      "        experts: 256, top_k: 8, expert_ffn_hidden: 512}\n"
+      "training: {global_batch: 64}\n"
+      "parallelism: {dp: 64, ep: 64, gpus: 64}\n");
+  ts_topo *t = tu_load("topologies/superpod-a100-1su.yaml");
+  ts_mapping *m = map_ok(w, t);
+  assert_int_equal(ts_mapping_group_size(m, TS_GROUP_EP), 64);
+  assert_int_equal(ts_mapping_group_size(m, TS_GROUP_EXPERT_GRAD), 1);
+  ts_comm_desc *c;
+  size_t n;
+  ts_comm_volume free_v, lim_v;
+  assert_int_equal(ts_work_comm(w, m, 0, &c, &n), 0);
+  ts_work_comm_volume(c, n, &free_v);
+  /* dispatch of one layer forward: 1024 tokens * 8 * 2048 B, 63/64 leave the
+   * GPU, 56/64 the node */
+  assert_int_equal(c[0].kind, TS_COLL_ALLTOALL);
+  assert_int_equal(c[0].bytes, 1024ull * 8 * 2048);
+  assert_int_equal(c[0].sent, 1024ull * 8 * 2048 * 63 / 64);
+  assert_int_equal(c[0].sent_cross_node, 1024ull * 8 * 2048 * 56 / 64);
+  free(c);
+  ts_mapping_free(m);
+  set(w, "node_limited_routing", "4");
+  m = map_ok(w, t);
+  assert_int_equal(ts_work_comm(w, m, 0, &c, &n), 0);
+  ts_work_comm_volume(c, n, &lim_v);
+  free(c);
+  uint64_t ep_free = free_v.cross_node_per_step, ep_lim = lim_v.cross_node_per_step;
+  assert_true(ep_lim < ep_free);
+  assert_true(fabs((double)ep_lim / (double)ep_free - 0.477658) < 1e-4);
+  /* skew: Zipf exponent 1 makes EP rank 0 (experts 0-3) the hot one */
+  set(w, "routing_skew", "1");
+  ts_op *o0, *o63;
+  size_t n0, n63;
+  assert_int_equal(ts_work_ops(w, NULL, 0, 0, &o0, &n0), 0);
+  assert_int_equal(ts_work_ops(w, NULL, 0, 63, &o63, &n63), 0);
+  assert_int_equal(n0, n63);
+  for (size_t i = 0; i < n0; i++)
+    if (o0[i].kind == TS_OP_EXPERT_UP) assert_true(o0[i].flops > 10 * o63[i].flops);
+  free(o0);
+  free(o63);
+  ts_mapping_free(m);
+  ts_topo_free(t);
+  ts_workload_free(w);
+}
+
+static void test_overrides(void **st) {
+  (void)st;
+  ts_workload *w = load_text(label_yaml);
+  ts_diag d;
+  assert_int_equal(ts_workload_parallel(w, TS_GROUP_TP), 8);
+  const char *kv[] = {"tp=4", "parallelism.dp=10", "global_batch=80"};
+  ts_diag_clear(&d);
+  assert_int_equal(ts_workload_override_list(w, kv, 3, &d), 0);
+  assert_int_equal(ts_workload_parallel(w, TS_GROUP_TP), 4);
+  assert_int_equal(ts_workload_parallel(w, TS_GROUP_DP), 10);
+  assert_int_equal(ts_workload_microbatches(w), 8);
+  ts_topo *t = tu_load("topologies/superpod-a100-1su.yaml");
+  ts_mapping *m = map_ok(w, t);
+  assert_int_equal(ts_mapping_group_size(m, TS_GROUP_TP), 4);
+  ts_mapping_free(m);
+  ts_topo_free(t);
+  /* bad overrides leave the workload unchanged */
+  ts_diag_clear(&d);
+  assert_int_equal(ts_workload_override(w, "tp", "0", &d), TS_ESCHEMA);
+  assert_non_null(strstr(d.msg, "out of range"));
+  assert_int_equal(ts_workload_override(w, "tp", "eight", &d), TS_ESCHEMA);
+  assert_non_null(strstr(d.msg, "whole number"));
+  assert_int_equal(ts_workload_override(w, "nope", "1", &d), TS_ESCHEMA);
+  assert_string_equal(d.msg, "unknown workload key 'nope'");
+  assert_int_equal(ts_workload_override(w, "schedule", "zigzag", &d), TS_ESCHEMA);
+  assert_string_equal(d.msg, "'schedule' = 'zigzag' is not one of: gpipe, 1f1b, "
+                             "interleaved");
+  assert_int_equal(ts_workload_override(w, "dp_bucket_size", "25", &d),
+                   TS_ESCHEMA);
+  assert_non_null(strstr(d.msg, "has no unit"));
+  assert_int_equal(ts_workload_override(w, "order", "tp-dp-pp", &d), TS_ESCHEMA);
+  assert_non_null(strstr(d.msg, "'cp' is missing"));
+  const char *bad[] = {"tp"};
+  assert_int_equal(ts_workload_override_list(w, bad, 1, &d), TS_ESCHEMA);
+  assert_int_equal(ts_workload_parallel(w, TS_GROUP_TP), 4);
+  char buf[900];
+  ts_diag_format(&d, buf, sizeof buf);
+  assert_string_equal(buf, "override: error: 'tp' is not key=value");
+  set(w, "dp_bucket_size", "64MiB");
+  set(w, "efficiency.gemm", "0.6");
+  ts_workload_free(w);
+}
+
+/* Schema errors carry file:line:column of the offending token. */
+static void test_load_errors(void **st) {
+  (void)st;
+  char msg[1200];
+  assert_int_equal(load_err("topsim: 1\nname: x\nmodel: {layers: 2, hidden: 8, "
+                            "heads: 2, seq_len: 8, vocab: 8, layerz: 3}\n"
+                            "training: {global_batch: 1}\n", msg, sizeof msg),
+                   TS_ESCHEMA);
+  assert_non_null(strstr(msg, "w.yaml:3:63: error: unknown key 'layerz' in 'model'"));
+  assert_int_equal(load_err("topsim: 1\nname: x\nmodel:\n  layers: many\n",
+                            msg, sizeof msg), TS_ESCHEMA);
+  assert_non_null(strstr(msg, "w.yaml:4:11: error: 'layers'"));
+  assert_int_equal(load_err("topsim: 1\nname: x\nmodel: {layers: 2, hidden: 8, "
+                            "heads: 2, seq_len: 8, vocab: 8}\n"
+                            "training: {global_batch: 1, dp_bucket_size: 25}\n",
+                            msg, sizeof msg), TS_ESCHEMA);
+  assert_non_null(strstr(msg, "w.yaml:4:45: error: 'dp_bucket_size' = 25 has no unit"));
+  assert_int_equal(load_err("topsim: 1\nname: x\nmodel: {layers: 2, hidden: 8, "
+                            "heads: 2, vocab: 8}\ntraining: {global_batch: 1}\n",
+                            msg, sizeof msg), TS_ESCHEMA);
+  assert_non_null(strstr(msg, "missing required key 'seq_len'"));
+  assert_int_equal(load_err("topsim: 1\nname: x\nmodel: [1]\n", msg, sizeof msg),
+                   TS_ESCHEMA);
+  assert_non_null(strstr(msg, "w.yaml:3:8: error: 'model' must be a mapping"));
+  assert_int_equal(load_err("topsim: 1\nname: x\nmodel: {}\ntraining: {}\n"
+                            "parallelism: {order: tp-tp-dp-pp}\n", msg, sizeof msg),
+                   TS_ESCHEMA);
+  assert_non_null(strstr(msg, "'tp' appears twice"));
+  assert_int_equal(load_err("topsim: 1\nname: x\nmodel: {experts: 8}\n"
+                            "training: {schedule: 1F1B}\n", msg, sizeof msg),
+                   TS_ESCHEMA);
+  assert_non_null(strstr(msg, "w.yaml:4:22: error: 'schedule' = '1F1B' is not one of"));
+}
+
+/* A placement list overrides topology order: ranks in reverse. */
+static void test_placement(void **st) {
+  (void)st;
+  ts_topo *t = tu_load("topologies/dgx-a100.yaml");
+  const uint32_t *g;
+  uint32_t ng = ts_topo_gpus(t, &g);
+  char path[] = "/tmp/topsim-placement-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  for (uint32_t i = ng; i-- > 0;) fprintf(f, "- %s\n", ts_topo_node_name(t, g[i]));
+  fclose(f);
+  ts_workload *w = load_text(
+      "topsim: 1\nname: p\n"
+      "model: {layers: 2, hidden: 1024, heads: 8, seq_len: 1024, vocab: 100}\n"
+      "training: {global_batch: 8}\nparallelism: {dp: 8}\n");
+  set(w, "placement", path);
+  ts_mapping *m = map_ok(w, t);
+  for (uint32_t r = 0; r < 8; r++)
+    assert_int_equal(ts_mapping_rank(m, r)->gpu, g[7 - r]);
+  ts_mapping_free(m);
+  f = fopen(path, "w");
+  fprintf(f, "- %s\n- %s\n", ts_topo_node_name(t, g[0]), ts_topo_node_name(t, g[0]));
+  fclose(f);
+  set(w, "placement", path);
+  set(w, "dp", "2");
+  set(w, "global_batch", "2");
+  char msg[800];
+  assert_int_equal(map_err(w, t, msg, sizeof msg), TS_EINVALID);
+  assert_non_null(strstr(msg, "is given to two ranks"));
+  unlink(path);
+  ts_workload_free(w);
+  ts_topo_free(t);
+}
+
+/* Same input, same labels and descriptors, byte for byte. */
+static void test_determinism(void **st) {
+  (void)st;
+  ts_topo *t = tu_load("topologies/superpod-a100-1su.yaml");
+  ts_comm_desc *c[2];
+  size_t n[2];
+  ts_rank_label lab[2][160];
+  for (int k = 0; k < 2; k++) {
+    ts_workload *w = load_text(label_yaml);
+    set(w, "sequence_parallel", "true");
+    set(w, "zero_stage", "1");
+    ts_mapping *m = map_ok(w, t);
+    memcpy(lab[k], ts_mapping_rank(m, 0), sizeof lab[k]);
+    assert_int_equal(ts_work_comm(w, m, 77, &c[k], &n[k]), 0);
+    ts_mapping_free(m);
+    ts_workload_free(w);
+  }
+  assert_int_equal(n[0], n[1]);
+  assert_memory_equal(c[0], c[1], n[0] * sizeof *c[0]);
+  assert_memory_equal(lab[0], lab[1], sizeof lab[0]);
+  free(c[0]);
+  free(c[1]);
+  ts_topo_free(t);
+}
+
+/* Every example names its topology and maps onto it without warnings. */
+static void test_examples(void **st) {
+  (void)st;
+  DIR *dir = opendir(tu_path("examples"));
+  assert_non_null(dir);
+  struct dirent *e;
+  int seen = 0;
+  while ((e = readdir(dir))) {
+    size_t len = strlen(e->d_name);
+    if (len < 6 || strcmp(e->d_name + len - 5, ".yaml")) continue;
+    char rel[512];
+    snprintf(rel, sizeof rel, "examples/%s", e->d_name);
+    ts_workload *w = NULL;
+    ts_diag d;
+    ts_diag_clear(&d);
+    int rc = ts_workload_load_file(tu_path(rel), &w, &d);
+    if (rc) print_error("%s: %s\n", rel, d.msg);
+    assert_int_equal(rc, 0);
+    assert_non_null(ts_workload_topology(w));
+    ts_topo *t = NULL;
+    assert_int_equal(ts_topo_load_file(ts_workload_topology(w), &t, &d), 0);
+    ts_mapping *m = map_ok(w, t);
+    assert_int_equal(ts_mapping_warning_count(m), 0);
+    ts_comm_desc *c;
+    size_t n;
+    assert_int_equal(ts_work_comm(w, m, ts_mapping_ranks(m) - 1, &c, &n), 0);
+    assert_true(n > 0);
+    free(c);
+    ts_mapping_free(m);
+    ts_topo_free(t);
+    ts_workload_free(w);
+    seen++;
+  }
+  closedir(dir);
+  assert_int_equal(seen, 3);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_seed_tp_volume),
+      cmocka_unit_test(test_refuse_memory),
+      cmocka_unit_test(test_activation_formula),
+      cmocka_unit_test(test_mapping_labels),
+      cmocka_unit_test(test_refusals),
+      cmocka_unit_test(test_flops_megatron),
+      cmocka_unit_test(test_roofline_layer),
+      cmocka_unit_test(test_moe_node_limited),
+      cmocka_unit_test(test_overrides),
+      cmocka_unit_test(test_load_errors),
+      cmocka_unit_test(test_placement),
+      cmocka_unit_test(test_determinism),
+      cmocka_unit_test(test_examples),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
