@@ -297,7 +297,7 @@ int ts_work_map(const ts_workload *w, const ts_topo *t, ts_mapping **out,
   char why[200];
   if (work_parse_order(w->order, perm, why, sizeof why))
     return ts_diag_set(d, TS_ESCHEMA, w->file, 0, 0, "order: %s", why);
-  uint32_t n;
+  uint32_t n = 0;
   int rc = work_validate(w, d);
   if (!rc) rc = check_size(w, &c, t, &n, d);
   if (rc) return rc;
