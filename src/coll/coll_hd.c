@@ -12,7 +12,8 @@
  * with TS_EUSAGE): with q the largest power of two <= p and r = p - q, rank
  * 2i (i < r) first sends its whole vector to rank 2i+1, which reduces it; the
  * q survivors (2i+1 for i < r, then r*2 .. p-1) run the power-of-two
- * algorithm; finally 2i+1 sends the result back to 2i. That adds two steps of
+ * algorithm (its first send also carries the reduction of the folded
+ * vector); finally 2i+1 sends the result back to 2i. That adds two steps of
  * alpha + S/B (the MPICH choice).
  *
  * A step's data is a sub-block of what arrived in the previous step, so
@@ -80,7 +81,12 @@ int coll_hd_lower(coll_ctx *c) {
   }
   for (int i = 0; i < r; i++) /* fold the extra ranks in */
     h.recv[i] = coll_step(c, 2 * i, 2 * i + 1, c->bytes, 0, 0, NULL, 0);
+  uint32_t base = c->plan->n;
   if (c->op != TS_COLL_ALL_GATHER) hd_phase(c, &h, 1, 0);
+  for (int i = 0; i < r && !c->plan->err; i++) /* 2i+1 reduces 2i's vector */
+    for (uint32_t j = 0, k = c->plan->k; j < k; j++)
+      c->plan->x[base + (uint32_t)i * k + j].reduce_bytes +=
+          coll_part(coll_reduce_cost(c->bytes, 1), k, j);
   if (c->op != TS_COLL_REDUCE_SCATTER) hd_phase(c, &h, 0, ar);
   for (int i = 0; i < r; i++) /* hand the result back */
     coll_step_gate(c, 2 * i + 1, 2 * i, c->bytes, 0, 0, &h.own[i], 1,
