@@ -1,0 +1,231 @@
+/* ts_coll.h - collective operations lowered to a DAG of transfers.
+ *
+ * A collective (all-reduce, all-gather, ...) on a communicator is lowered by
+ * an algorithm (ring, double binary tree, halving-doubling, direct,
+ * hierarchical, NVLS) into a plan: an array of point-to-point transfers, each
+ * with the indices of earlier transfers that must finish before it may start.
+ * The plan knows nothing about routes or the network engine; a later stage
+ * maps each transfer's endpoints to a path and runs it. Dependencies always
+ * point backwards (dep index < own index), so the array order is a
+ * topological order and the DAG is acyclic by construction.
+ *
+ * Sizes follow the nccl-tests "size" column (see ts_coll_nccltests_size):
+ *   all_reduce, broadcast, reduce, send_recv: S = the buffer;
+ *   all_gather: S = the total OUTPUT (each rank contributes S/p);
+ *   reduce_scatter: S = the total INPUT (each rank keeps S/p);
+ *   all_to_all: S = each rank's whole send buffer (S/p to every peer);
+ *   all_to_allv: the per-pair byte matrix (S is ignored).
+ * A split of S into p (or C, or k) parts gives part i the bytes
+ * [S*i/n, S*(i+1)/n): parts differ by at most one byte and always sum to S.
+ *
+ * Transfer cost, for any executor: the sender may start once every dependency
+ * has finished; it first spends reduce_bytes / hbm_bw on a local reduction
+ * (reads and writes of the data it is about to send), then the transfer takes
+ * alpha + wire_bytes / bandwidth on its path. wire_bytes = bytes / protocol
+ * efficiency (LL carries 4 flag bytes per 8, LL128 8 per 128).
+ *
+ * Pipelining: with chunk_bytes > 0 every algorithm step is split into the
+ * same number k = ceil(largest step / chunk_bytes) of chunk transfers, each
+ * with its own alpha; chunk j of a step depends on chunk j of the steps it
+ * forwards (NCCL's slice loop), so different hops overlap. chunk_bytes = 0
+ * means one transfer per step (k = 1).
+ *
+ * Join transfers (TS_COLL_XFER_JOIN): src == dst, zero bytes, zero alpha:
+ * pure synchronisation points (the NVSwitch reduction of chunk j, a phase
+ * barrier of the hierarchical algorithm); an executor completes one as soon
+ * as its dependencies have.
+ *
+ * Cost of lowering: O(number of transfers + dependencies); the step ring is
+ * O(C * steps * p * k), the compact ring O(C * p).
+ *
+ * Ownership: ts_coll_comm_new and ts_coll_lower hand out objects the caller
+ * frees (ts_coll_comm_free, ts_coll_plan_free); pointers returned by the
+ * accessors stay valid until the plan is freed. Not thread-safe per object. */
+#ifndef TOPSIM_TS_COLL_H
+#define TOPSIM_TS_COLL_H
+
+#include <stdint.h>
+
+#include "topsim/ts_error.h"
+#include "topsim/ts_units.h"
+
+typedef enum ts_coll_op {
+  TS_COLL_ALL_REDUCE,
+  TS_COLL_ALL_GATHER,
+  TS_COLL_REDUCE_SCATTER,
+  TS_COLL_BROADCAST,
+  TS_COLL_REDUCE,
+  TS_COLL_ALL_TO_ALL,
+  TS_COLL_ALL_TO_ALLV,
+  TS_COLL_SEND_RECV,
+  TS_COLL_OP_COUNT
+} ts_coll_op;
+
+typedef enum ts_coll_algo {
+  TS_COLL_AUTO,   /* lowest predicted time among params.auto_mask */
+  TS_COLL_RING,   /* C rings; also the pipelined chain for bcast/reduce */
+  TS_COLL_TREE,   /* NCCL double binary tree (all_reduce) */
+  TS_COLL_HD,     /* recursive halving-doubling (Rabenseifner) */
+  TS_COLL_DIRECT, /* one-shot: every rank to every rank */
+  TS_COLL_HIER,   /* intra-host RS, per-rail inter-host AR, intra-host AG */
+  TS_COLL_NVLS,   /* NVSwitch reduction/multicast (one host) */
+  TS_COLL_ALGO_COUNT
+} ts_coll_algo;
+
+typedef enum ts_coll_proto {
+  TS_COLL_LL,
+  TS_COLL_LL128,
+  TS_COLL_SIMPLE,
+  TS_COLL_PROTO_COUNT,
+  TS_COLL_PROTO_AUTO = TS_COLL_PROTO_COUNT
+} ts_coll_proto;
+
+/* Ring order of channel c. SAME: every channel uses the communicator order
+ * (NCCL duplicates its rings this way on NVLink). ALTERNATE: odd channels run
+ * the reversed order, so the two directions of every ring link carry half
+ * of the channels each. */
+enum { TS_COLL_RING_SAME = 0, TS_COLL_RING_ALTERNATE = 1 };
+
+/* ts_coll_lower flags. */
+enum {
+  /* Ring all-reduce/all-gather/reduce-scatter: one long-lived flow per ring
+   * neighbour pair and channel, carrying that rank's whole ring traffic, with
+   * alpha = the latencies of every step it stands for. O(C p) transfers. */
+  TS_COLL_COMPACT = 1u << 0
+};
+
+typedef struct ts_coll_params {
+  ts_coll_algo algo;   /* requested algorithm (TS_COLL_AUTO: cost model) */
+  ts_coll_proto proto; /* protocol (TS_COLL_PROTO_AUTO: cost model) */
+  uint32_t channels;   /* ring channels C >= 1 */
+  int ring_order;      /* TS_COLL_RING_SAME or TS_COLL_RING_ALTERNATE */
+  uint64_t chunk_bytes; /* pipelining chunk; 0 = one transfer per step */
+  int root;            /* rank index: broadcast/reduce root, send_recv src */
+  int peer;            /* rank index: send_recv destination */
+  const uint64_t *matrix; /* all_to_allv: p*p bytes, [src*p + dst] */
+  unsigned auto_mask;  /* bit (1u << algo) for each algorithm auto may pick */
+  /* Per-step latency by protocol: between GPUs of one host, across hosts. */
+  ts_time_ps alpha_intra[TS_COLL_PROTO_COUNT];
+  ts_time_ps alpha_inter[TS_COLL_PROTO_COUNT];
+  double efficiency[TS_COLL_PROTO_COUNT]; /* payload / wire bytes */
+  /* Cost model bandwidths (bytes/s, one direction, per GPU). */
+  double bw_intra;  /* GPU to GPU inside a host */
+  double bw_inter;  /* GPU to GPU across hosts (its NIC) */
+  double bw_nvls;   /* GPU to NVSwitch for NVLS */
+  double hbm_bw;    /* local reduction: bytes read+written per s; 0 = free */
+  double tree_efficiency; /* NCCL's tree busBw factor (0.92) */
+} ts_coll_params;
+
+/* Fills *p with the documented defaults (docs in ts_coll_params_default's
+ * definition, src/coll/coll_cost.c): AUTO, PROTO_AUTO, 1 channel, no
+ * chunking, NCCL's NVLink/NET ring step latencies, LL 0.5, LL128 120/128,
+ * Simple 1.0, auto_mask = ring | tree | nvls | hier. */
+void ts_coll_params_default(ts_coll_params *p);
+
+/* ---- communicator --------------------------------------------------- */
+
+typedef struct ts_coll_comm ts_coll_comm;
+
+/* Creates a communicator of n >= 1 ranks; rank i is GPU endpoint gpus[i]
+ * (caller's ids, copied). No host labels: every rank on host 0. TS_EUSAGE
+ * for n < 1 or a repeated GPU id, TS_ENOMEM; *out NULL on error. */
+int ts_coll_comm_new(const int *gpus, int n, ts_coll_comm **out);
+
+/* Labels rank i with host hosts[i] (any ints; equal = same host). Ranks of a
+ * host keep communicator order as their local index. 0, or TS_EUSAGE for a
+ * NULL array (comm unchanged). */
+int ts_coll_comm_set_hosts(ts_coll_comm *c, const int *hosts);
+
+/* Declares that host `host` has an NVSwitch able to reduce (NVLS), reached
+ * as endpoint id switch_ep. 0, TS_EUSAGE if no rank has that host,
+ * TS_ENOMEM. */
+int ts_coll_comm_set_nvls(ts_coll_comm *c, int host, int switch_ep);
+
+int ts_coll_comm_size(const ts_coll_comm *c);
+/* Number of distinct hosts. */
+int ts_coll_comm_nhosts(const ts_coll_comm *c);
+/* NULL is a no-op. */
+void ts_coll_comm_free(ts_coll_comm *c);
+
+/* ---- plan ----------------------------------------------------------- */
+
+enum { TS_COLL_XFER_JOIN = 1u << 0, TS_COLL_XFER_COMPACT = 1u << 1 };
+
+typedef struct ts_coll_xfer {
+  int32_t src, dst;        /* endpoints: GPU ids or an NVSwitch endpoint */
+  int32_t src_rank, dst_rank; /* rank indices, -1 for a switch endpoint */
+  uint64_t bytes;          /* payload */
+  uint64_t wire_bytes;     /* payload / protocol efficiency, rounded up */
+  uint64_t reduce_bytes;   /* local HBM traffic before sending */
+  ts_time_ps alpha;        /* latency charged once for this transfer */
+  uint32_t steps;          /* algorithm steps this transfer stands for */
+  uint32_t channel;        /* ring channel / tree index, else 0 */
+  uint32_t flags;          /* TS_COLL_XFER_* */
+  uint32_t dep_first;      /* deps are ts_coll_plan_deps()[first..+ndeps) */
+  uint32_t ndeps;
+} ts_coll_xfer;
+
+typedef struct ts_coll_plan ts_coll_plan;
+
+/* Lowers op of S bytes on comm with params (NULL = defaults) into *out.
+ * flags: TS_COLL_COMPACT (ring only; others ignore it). Errors, with
+ * *out = NULL and a message in d (may be NULL): TS_EUSAGE for an algorithm
+ * that cannot run op on this communicator (e.g. NVLS without a switch,
+ * HIER with unequal hosts, HD all-gather on a non-power of two, a root out
+ * of range, a missing all_to_allv matrix), TS_ELIMIT past 2^31 transfers,
+ * TS_ENOMEM. */
+int ts_coll_lower(const ts_coll_comm *comm, ts_coll_op op, uint64_t bytes,
+                  const ts_coll_params *params, unsigned flags,
+                  ts_coll_plan **out, ts_diag *d);
+
+uint32_t ts_coll_plan_count(const ts_coll_plan *pl);
+const ts_coll_xfer *ts_coll_plan_xfers(const ts_coll_plan *pl);
+/* Flat dependency array, indexed by xfer.dep_first. */
+const uint32_t *ts_coll_plan_deps(const ts_coll_plan *pl);
+/* Algorithm and protocol actually used (after auto). */
+ts_coll_algo ts_coll_plan_algo(const ts_coll_plan *pl);
+ts_coll_proto ts_coll_plan_proto(const ts_coll_plan *pl);
+/* Cost-model prediction of the chosen (algo, proto), seconds. */
+double ts_coll_plan_predicted_s(const ts_coll_plan *pl);
+/* Chunks per step k. */
+uint32_t ts_coll_plan_chunks(const ts_coll_plan *pl);
+void ts_coll_plan_free(ts_coll_plan *pl);
+
+/* ---- cost model ----------------------------------------------------- */
+
+/* Predicted seconds of op on comm with (algo, proto) from the alpha-beta
+ * model (formulas in src/coll/coll_cost.c); a negative value when the pair
+ * cannot run op on comm. algo must not be AUTO nor proto PROTO_AUTO. */
+double ts_coll_predict(const ts_coll_comm *comm, ts_coll_op op, uint64_t bytes,
+                       const ts_coll_params *params, ts_coll_algo algo,
+                       ts_coll_proto proto);
+
+/* Chooses the (algo, proto) of lowest predicted time, honouring a fixed
+ * params->algo or params->proto; ties go to the lower enum value. 0, or
+ * TS_EUSAGE when nothing can run op. */
+int ts_coll_choose(const ts_coll_comm *comm, ts_coll_op op, uint64_t bytes,
+                   const ts_coll_params *params, ts_coll_algo *algo,
+                   ts_coll_proto *proto, double *seconds);
+
+const char *ts_coll_op_name(ts_coll_op op);
+const char *ts_coll_algo_name(ts_coll_algo a);
+const char *ts_coll_proto_name(ts_coll_proto p);
+
+/* ---- nccl-tests compatibility ---------------------------------------- */
+
+/* busbw / algbw as nccl-tests defines it: all_reduce 2(p-1)/p; all_gather,
+ * reduce_scatter, all_to_all(v) (p-1)/p; broadcast, reduce, send_recv 1. */
+double ts_coll_busbw_factor(ts_coll_op op, int p);
+/* algbw = size / seconds (bytes/s), size in the nccl-tests convention. */
+double ts_coll_algbw(uint64_t size, double seconds);
+double ts_coll_busbw(ts_coll_op op, int p, uint64_t size, double seconds);
+/* The "size" column nccl-tests prints for its -b/-e size argument:
+ * max(send bytes, receive bytes) after rounding to whole elements per rank. */
+uint64_t ts_coll_nccltests_size(ts_coll_op op, int p, uint64_t arg_bytes,
+                                uint32_t type_size);
+/* The "count" column: elements passed to the NCCL call (per rank for
+ * all_gather and reduce_scatter, per peer for all_to_all). */
+uint64_t ts_coll_nccltests_count(ts_coll_op op, int p, uint64_t arg_bytes,
+                                 uint32_t type_size);
+
+#endif

@@ -1,0 +1,146 @@
+/* coll_ring.c - ring all-reduce / all-gather / reduce-scatter with C
+ * channels, the pipelined chain for broadcast and reduce, and the compact
+ * O(p) ring.
+ *
+ * Step ring on n members: the data of a channel is cut into n segments; at
+ * step s member i sends segment (i - s) mod n to member i+1. Reduce-scatter
+ * runs n-1 steps (member i ends owning segment (i+1) mod n fully reduced),
+ * all-gather n-1 steps, all-reduce both: 2(n-1). Each rank therefore sends
+ * (n-1)/n * S per phase, 2(n-1)/n * S for all-reduce (domain.md section 4).
+ * Member i's step s depends on the step it received at s-1 (the data it
+ * forwards) and on its own step s-1 (one channel processes in order), chunk j
+ * on chunk j. A reduce-scatter step s >= 1 sends data it has just reduced:
+ * reduce_bytes = 3 * segment (read received + local, write).
+ *
+ * Channels: channel c carries part c of S (NCCL splits a collective across
+ * channels the same way). Ring order per channel: params.ring_order, see
+ * ts_coll.h. Under uniform links the step ring on one channel takes exactly
+ * 2(n-1)(alpha + S/(nB)) for all-reduce with k = 1.
+ *
+ * Compact ring: one flow per member and channel, i -> i+1, carrying exactly
+ * what the step ring sends on that link (closed form, O(1) per flow) with
+ * alpha = (steps * k) step latencies and no dependencies. On a dedicated
+ * link the step ring keeps that link busy back to back, so both forms take
+ * the same time; on a congested link both serialise the same bytes. Cost:
+ * O(C p) transfers instead of O(C p steps k). */
+#include <stdlib.h>
+
+#include "coll/coll.h"
+
+void coll_ring_run(coll_ctx *c, const int *members, int n, uint64_t bytes,
+                   coll_ring_kind kind, uint32_t channel, const uint32_t *gates,
+                   uint32_t *last_in) {
+  if (n < 2) {
+    if (last_in && n == 1) last_in[0] = gates ? gates[0] : COLL_NONE;
+    return;
+  }
+  int nsteps = kind == COLL_AR ? 2 * (n - 1) : n - 1;
+  int reduce_until = kind == COLL_AR ? n - 1 : kind == COLL_RS ? n - 2 : 0;
+  uint32_t *recv = malloc(sizeof *recv * 2 * (size_t)n);
+  if (!recv) {
+    c->plan->err = TS_ENOMEM;
+    return;
+  }
+  uint32_t *own = recv + n, *cur = malloc(sizeof *cur * (size_t)n);
+  if (!cur) {
+    free(recv);
+    c->plan->err = TS_ENOMEM;
+    return;
+  }
+  for (int i = 0; i < n; i++) recv[i] = own[i] = COLL_NONE;
+  for (int s = 0; s < nsteps; s++) {
+    for (int i = 0; i < n; i++) {
+      int seg = ((i - s) % n + n) % n;
+      uint64_t b = coll_part(bytes, (uint64_t)n, (uint64_t)seg);
+      uint64_t red = s >= 1 && s <= reduce_until ? coll_reduce_cost(b, 1) : 0;
+      uint32_t deps[2] = {recv[i], own[i]};
+      uint32_t gate = s == 0 && gates ? gates[i] : COLL_NONE;
+      cur[i] = coll_step_gate(c, members[i], members[(i + 1) % n], b, red,
+                              channel, deps, 2, &gate, 1);
+    }
+    for (int i = 0; i < n; i++) {
+      recv[(i + 1) % n] = cur[i];
+      own[i] = cur[i];
+    }
+  }
+  if (last_in)
+    for (int i = 0; i < n; i++) last_in[i] = recv[i];
+  free(cur);
+  free(recv);
+}
+
+/* Ring order of channel ch into m (rank indices). */
+static void ring_members(const coll_ctx *c, uint32_t ch, int *m) {
+  int n = c->comm->n;
+  int rev = c->prm->ring_order == TS_COLL_RING_ALTERNATE && (ch & 1u);
+  for (int i = 0; i < n; i++) m[i] = rev ? n - 1 - i : i;
+}
+
+static uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + !!(a % b); }
+
+/* One flow per member: bytes, reduction and latencies of its whole ring. */
+static void ring_compact(coll_ctx *c, const int *m, uint64_t bytes,
+                         coll_ring_kind kind, uint32_t ch) {
+  int n = c->comm->n;
+  uint32_t nsteps = kind == COLL_AR ? 2u * (uint32_t)(n - 1) : (uint32_t)n - 1;
+  for (int i = 0; i < n; i++) {
+    uint64_t s1 = coll_part(bytes, (uint64_t)n, (uint64_t)((i + 1) % n));
+    uint64_t s2 = coll_part(bytes, (uint64_t)n, (uint64_t)((i + 2) % n));
+    uint64_t own = coll_part(bytes, (uint64_t)n, (uint64_t)i);
+    uint64_t b = bytes - s1, red = 0;
+    if (kind == COLL_AR) {
+      b += bytes - s2;
+      red = coll_reduce_cost(bytes - own, 1);
+    } else if (kind == COLL_RS && n > 2) {
+      red = coll_reduce_cost(bytes - own - s1, 1);
+    }
+    uint32_t x = coll_xfer(c, m[i], -1, m[(i + 1) % n], -1, b, red, ch, NULL, 0);
+    if (x == COLL_NONE) return;
+    ts_coll_xfer *t = &c->plan->x[x];
+    t->steps = nsteps * c->plan->k;
+    t->alpha *= t->steps;
+    t->flags |= TS_COLL_XFER_COMPACT;
+  }
+}
+
+/* Broadcast or reduce as a chunked chain along the ring order: starting at
+ * the root (broadcast) or ending at it (reduce); hop h's chunk j waits for
+ * hop h-1's chunk j, so chunks pipeline down the chain. */
+static void ring_chain(coll_ctx *c, const int *m, uint64_t bytes, uint32_t ch) {
+  int n = c->comm->n, root = c->prm->root, reduce = c->op == TS_COLL_REDUCE;
+  int at = 0;
+  while (m[at] != root) at++;
+  uint32_t prev = COLL_NONE;
+  for (int h = 0; h < n - 1; h++) {
+    int a = reduce ? (at + 1 + h) % n : (at + h) % n;
+    int b = (a + 1) % n;
+    uint64_t red = reduce && h > 0 ? coll_reduce_cost(bytes, 1) : 0;
+    prev = coll_step(c, m[a], m[b], bytes, red, ch, &prev, 1);
+  }
+}
+
+int coll_ring_lower(coll_ctx *c) {
+  int n = c->comm->n;
+  uint32_t C = c->prm->channels;
+  coll_ring_kind kind = c->op == TS_COLL_ALL_REDUCE       ? COLL_AR
+                        : c->op == TS_COLL_REDUCE_SCATTER ? COLL_RS
+                                                          : COLL_AG;
+  int chain = c->op == TS_COLL_BROADCAST || c->op == TS_COLL_REDUCE;
+  uint64_t per_ch = ceil_div(c->bytes, C);
+  coll_set_chunks(c, chain ? per_ch : ceil_div(per_ch, (uint64_t)n));
+  int *m = malloc(sizeof *m * (size_t)n);
+  if (!m) return TS_ENOMEM;
+  for (uint32_t ch = 0; ch < C && !c->plan->err; ch++) {
+    uint64_t b = coll_part(c->bytes, C, ch);
+    ring_members(c, ch, m);
+    if (n < 2) break;
+    if (chain)
+      ring_chain(c, m, b, ch);
+    else if (c->flags & TS_COLL_COMPACT)
+      ring_compact(c, m, b, kind, ch);
+    else
+      coll_ring_run(c, m, n, b, kind, ch, NULL, NULL);
+  }
+  free(m);
+  return c->plan->err;
+}
