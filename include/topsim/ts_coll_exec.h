@@ -43,11 +43,17 @@ void ts_coll_exec_free(ts_coll_exec *x);
 
 /* Starts plan now. The plan is borrowed and must stay alive until fn
  * fires. hbm_bw (bytes/s) times local reductions; 0 makes them free.
- * Errors (nothing started): TS_EINVALID with d naming the transfer when an
- * endpoint has no route; TS_ENOMEM. An empty plan completes at once. */
+ * TS_ENOMEM (nothing started). An empty plan completes at once (fn runs
+ * from an event at the current time). Transfers are routed when they
+ * become ready; a transfer without a route records an error (see
+ * ts_coll_exec_status), stops the engine, and its plan never completes. */
 int ts_coll_exec_start(ts_coll_exec *x, const ts_coll_plan *plan,
                        double hbm_bw, ts_coll_done_fn fn, void *ctx,
-                       uint64_t tag, ts_diag *d);
+                       uint64_t tag);
+
+/* 0 if every transfer so far was routed and sent; else the first error's
+ * code, with its message (naming both endpoints) copied into d. */
+int ts_coll_exec_status(const ts_coll_exec *x, ts_diag *d);
 
 /* Transfers sent and bytes put on the wire so far (all plans). */
 uint64_t ts_coll_exec_transfers(const ts_coll_exec *x);
