@@ -3,14 +3,11 @@
  * Every run builds its own engine, router and network model, so runs never
  * share state and a size sweep is a loop of independent, deterministic
  * runs. Paths are routed once per pair per run: O(pairs x path length). */
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll/coll_path.h"
 #include "topsim/ts_p2p.h"
-
-/* Most NVSwitch chips one node or rack has (NVL72: 18) with room to spare. */
-#define P2P_NVSWITCH_STRIPES 64
 
 static int pairs_alloc(ts_p2p_pairs *p, uint32_t count) {
   p->src = malloc((size_t)(count ? count : 1) * sizeof *p->src);
@@ -111,19 +108,6 @@ void ts_p2p_opts_default(ts_p2p_opts *o) {
   o->alpha_ps = -1;
 }
 
-/* Largest software overhead among the planes the path's links belong to:
- * a message pays its slowest stack once. In-node paths pay nothing. */
-static ts_time_ps path_alpha(const ts_topo *t, const ts_path *p) {
-  ts_time_ps a = 0;
-  for (uint32_t i = 0; i < p->len; i++) {
-    const ts_link *l = ts_topo_link(t, p->dir[i] >> 1);
-    if (l->plane == TS_NO_PLANE) continue;
-    const ts_plane *pl = ts_topo_plane(t, l->plane);
-    if (pl->sw_overhead > a) a = pl->sw_overhead;
-  }
-  return a;
-}
-
 typedef struct p2p_run {
   ts_sim *sim;
   ts_time_ps first, last;
@@ -140,65 +124,18 @@ static void on_done(ts_net *net, void *ctx, uint64_t tag) {
   r->done++;
 }
 
-static bool crosses_nvswitch(const ts_topo *t, const ts_path *p) {
-  for (uint32_t i = 0; i < p->len; i++)
-    if (ts_topo_node(t, ts_topo_dir_head(t, p->dir[i]))->kind == TS_NODE_NVSWITCH)
-      return true;
-  return false;
-}
-
-/* True when a and b take the same non-NVLink directions in the same order. */
-static bool same_outside_nvlink(const ts_topo *t, const ts_path *a,
-                                const ts_path *b) {
-  uint32_t i = 0, j = 0;
-  for (;;) {
-    while (i < a->len && ts_topo_link(t, a->dir[i] >> 1)->kind == TS_LINK_NVLINK) i++;
-    while (j < b->len && ts_topo_link(t, b->dir[j] >> 1)->kind == TS_LINK_NVLINK) j++;
-    if (i == a->len || j == b->len) return i == a->len && j == b->len;
-    if (a->dir[i++] != b->dir[j++]) return false;
-  }
-}
-
-/* NVSwitch traffic is striped over every chip (hardware and NCCL both
- * spread it), so an ECMP path through an NVSwitch becomes the set of
- * equal-cost paths that differ only in their NVLink hops: the network part
- * keeps its single hashed route. */
-static int stripe_nvswitch(const ts_topo *t, ts_route *rt, uint32_t src,
-                           uint32_t dst, uint64_t flow, ts_path *paths,
-                           uint32_t cap, uint32_t *k, ts_diag *d) {
-  *k = 1;
-  if (cap < 2 || !crosses_nvswitch(t, &paths[0])) return 0;
-  ts_path ecmp = paths[0];
-  uint32_t n = 0;
-  int rc = ts_route_paths(rt, src, dst, flow, cap, paths, &n, d);
-  if (rc) return rc;
-  for (uint32_t i = 0; i < n; i++)
-    if (same_outside_nvlink(t, &ecmp, &paths[i])) paths[(*k)++ - 1] = paths[i];
-  if (*k == 1) paths[0] = ecmp; /* defensive: the set always holds ecmp */
-  else (*k)--;
-  return 0;
-}
-
-/* Routes one pair and starts its transfer (split over paths if spraying). */
+/* Routes one pair and starts its transfer (split over paths if spraying or
+ * crossing NVSwitch chips). */
 static int start_pair(const ts_topo *t, ts_route *rt, ts_net *net,
                       const ts_p2p_opts *o, uint32_t src, uint32_t dst,
                       uint64_t flow, uint64_t bytes, ts_path *paths,
                       uint32_t cap, p2p_run *run, ts_diag *d) {
   uint32_t k = 1;
-  int rc = o->spray ? ts_route_paths(rt, src, dst, flow, o->spray, paths, &k, d)
-                    : ts_route_path(rt, src, dst, flow, paths, d);
-  if (!rc && !o->spray) rc = stripe_nvswitch(t, rt, src, dst, flow, paths, cap, &k, d);
+  int rc = coll_path_route(t, rt, src, dst, flow, o->spray, paths, cap, &k, d);
   if (rc) return rc;
   ts_time_ps alpha = o->alpha_ps >= 0 ? (ts_time_ps)o->alpha_ps
-                                      : path_alpha(t, &paths[0]);
-  const uint32_t *dirs[TS_ROUTE_MAX_PATHS];
-  uint32_t hops[TS_ROUTE_MAX_PATHS];
-  for (uint32_t i = 0; i < k; i++) {
-    dirs[i] = paths[i].dir;
-    hops[i] = paths[i].len;
-  }
-  rc = k == 1 ? ts_net_send(net, dirs[0], hops[0], bytes, alpha, on_done, run, flow)
-              : ts_net_send_split(net, dirs, hops, k, bytes, alpha, on_done, run, flow);
+                                      : coll_path_alpha(t, &paths[0]);
+  rc = coll_path_send(net, paths, k, bytes, alpha, on_done, run, flow);
   if (rc)
     ts_diag_set(d, rc, NULL, 0, 0, "cannot send from '%s' to '%s': %s",
                 ts_topo_node_name(t, src), ts_topo_node_name(t, dst),
@@ -221,7 +158,7 @@ static int run_pairs(const ts_topo *t, const ts_p2p_pairs *pairs,
                      ts_diag *d) {
   p2p_run run = {sim, 0, 0, 0};
   /* ECMP still needs room to stripe over NVSwitch chips. */
-  uint32_t npaths = o->spray ? o->spray : P2P_NVSWITCH_STRIPES;
+  uint32_t npaths = o->spray ? o->spray : COLL_PATH_STRIPES;
   if (npaths > TS_ROUTE_MAX_PATHS) npaths = TS_ROUTE_MAX_PATHS;
   ts_path *paths = malloc((size_t)npaths * sizeof *paths);
   if (!paths) return ts_diag_set(d, TS_ENOMEM, NULL, 0, 0, "out of memory");

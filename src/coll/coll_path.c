@@ -1,0 +1,95 @@
+/* coll_path.c - path sets for point-to-point and collective transfers
+ * (see coll_path.h). */
+#include <stdbool.h>
+#include <string.h>
+
+#include "coll/coll_path.h"
+
+static bool crosses_nvswitch(const ts_topo *t, const ts_path *p) {
+  for (uint32_t i = 0; i < p->len; i++)
+    if (ts_topo_node(t, ts_topo_dir_head(t, p->dir[i]))->kind == TS_NODE_NVSWITCH)
+      return true;
+  return false;
+}
+
+/* True when a and b take the same non-NVLink directions in the same order. */
+static bool same_outside_nvlink(const ts_topo *t, const ts_path *a,
+                                const ts_path *b) {
+  uint32_t i = 0, j = 0;
+  for (;;) {
+    while (i < a->len && ts_topo_link(t, a->dir[i] >> 1)->kind == TS_LINK_NVLINK) i++;
+    while (j < b->len && ts_topo_link(t, b->dir[j] >> 1)->kind == TS_LINK_NVLINK) j++;
+    if (i == a->len || j == b->len) return i == a->len && j == b->len;
+    if (a->dir[i++] != b->dir[j++]) return false;
+  }
+}
+
+/* Replaces the ECMP path in paths[0] by its NVSwitch stripes. */
+static int stripe(const ts_topo *t, ts_route *rt, uint32_t src, uint32_t dst,
+                  uint64_t flow, ts_path *paths, uint32_t cap, uint32_t *k,
+                  ts_diag *d) {
+  *k = 1;
+  if (cap < 2 || !crosses_nvswitch(t, &paths[0])) return 0;
+  ts_path ecmp = paths[0];
+  uint32_t n = 0;
+  int rc = ts_route_paths(rt, src, dst, flow, cap, paths, &n, d);
+  if (rc) return rc;
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (same_outside_nvlink(t, &ecmp, &paths[i])) paths[kept++] = paths[i];
+  if (kept == 0) paths[kept++] = ecmp; /* defensive: the set holds ecmp */
+  *k = kept;
+  return 0;
+}
+
+int coll_path_route(const ts_topo *t, ts_route *rt, uint32_t src, uint32_t dst,
+                    uint64_t flow, uint32_t spray, ts_path *paths,
+                    uint32_t cap, uint32_t *k, ts_diag *d) {
+  if (spray) return ts_route_paths(rt, src, dst, flow, spray < cap ? spray : cap,
+                                   paths, k, d);
+  int rc = ts_route_path(rt, src, dst, flow, paths, d);
+  /* The router enumerates its first choice fastest, and the NVSwitch hop
+   * comes first on the path, so a small cap covers every chip. */
+  uint32_t stripes = cap < COLL_NVSWITCH_STRIPES ? cap : COLL_NVSWITCH_STRIPES;
+  return rc ? rc : stripe(t, rt, src, dst, flow, paths, stripes, k, d);
+}
+
+uint32_t coll_path_nvswitch(const ts_topo *t, uint32_t gpu, uint32_t switch_node,
+                            int to_gpu, ts_path *paths, uint32_t cap) {
+  int32_t host = ts_topo_node(t, switch_node)->host;
+  const uint32_t *adj = ts_topo_adj(t, gpu);
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < ts_topo_degree(t, gpu) && n < cap; i++) {
+    const ts_node *sw = ts_topo_node(t, ts_topo_dir_head(t, adj[i]));
+    if (sw->kind != TS_NODE_NVSWITCH || sw->host != host) continue;
+    paths[n].len = 1;
+    paths[n++].dir[0] = to_gpu ? adj[i] ^ 1u : adj[i];
+  }
+  return n;
+}
+
+int coll_path_send(ts_net *net, const ts_path *paths, uint32_t k,
+                   uint64_t bytes, ts_time_ps alpha, ts_net_done_fn fn,
+                   void *ctx, uint64_t tag) {
+  if (k == 1)
+    return ts_net_send(net, paths[0].dir, paths[0].len, bytes, alpha, fn, ctx, tag);
+  const uint32_t *dirs[COLL_PATH_STRIPES];
+  uint32_t hops[COLL_PATH_STRIPES];
+  if (k > COLL_PATH_STRIPES) k = COLL_PATH_STRIPES;
+  for (uint32_t i = 0; i < k; i++) {
+    dirs[i] = paths[i].dir;
+    hops[i] = paths[i].len;
+  }
+  return ts_net_send_split(net, dirs, hops, k, bytes, alpha, fn, ctx, tag);
+}
+
+ts_time_ps coll_path_alpha(const ts_topo *t, const ts_path *p) {
+  ts_time_ps a = 0;
+  for (uint32_t i = 0; i < p->len; i++) {
+    const ts_link *l = ts_topo_link(t, p->dir[i] >> 1);
+    if (l->plane == TS_NO_PLANE) continue;
+    const ts_plane *pl = ts_topo_plane(t, l->plane);
+    if (pl->sw_overhead > a) a = pl->sw_overhead;
+  }
+  return a;
+}
