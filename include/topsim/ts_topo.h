@@ -59,6 +59,11 @@ typedef enum ts_tier {
 } ts_tier;
 
 #define TS_NONE (-1) /* label value for "not applicable" */
+
+/* ts_node.flags */
+enum {
+  TS_NODE_F_NVLS = 1u << 0 /* NVSwitch that reduces in the switch (NVLS) */
+};
 #define TS_NO_PLANE 0xFFFFu
 
 /* Labels every GPU, NIC and switch carries (TS_NONE where meaningless). */
@@ -74,6 +79,7 @@ typedef struct ts_node {
   int16_t rail;      /* NIC and leaf rail */
   int16_t local;     /* index among devices of its kind in its host */
   uint16_t model;    /* GPU: index of its ts_gpu_model */
+  uint16_t flags;    /* TS_NODE_F_* */
   uint32_t radix;    /* ports of a switch; 0 = not limited */
   int32_t group;     /* generator group (spine group, pod) or TS_NONE */
 } ts_node;

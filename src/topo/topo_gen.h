@@ -91,6 +91,7 @@ typedef struct topo_nvl_spec {
   uint32_t switch_radix;    /* NVLink ports per chip (0 = unlimited) */
   double link_bw;           /* bytes/s per NVLink per direction */
   ts_time_ps link_latency;
+  int nvls;                 /* chips reduce in-switch (TS_NODE_F_NVLS) */
 } topo_nvl_spec;
 
 /* nvlink_domain: consecutive GPUs (topology order) form domains of

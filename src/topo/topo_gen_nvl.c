@@ -53,6 +53,7 @@ static void nvl_build(ts_topo *t, uint16_t plane, const topo_nvl_spec *s,
   for (uint32_t dom = 0; dom < n / s->gpus_per_domain; dom++) {
     uint32_t sw0 = t->node_count;
     p.group = (int32_t)dom;
+    p.flags = s->nvls ? TS_NODE_F_NVLS : 0;
     /* The chips live in the rack of the GPUs they join, not a new label. */
     p.rack = t->nodes[gpus[dom * s->gpus_per_domain]].rack;
     for (uint32_t i = 0; i < s->switches; i++)

@@ -54,6 +54,7 @@ typedef struct topo_tmpl {
   double nvl_bw;           /* per NVLink per direction */
   ts_time_ps nvl_lat;
   uint32_t nvl_switches, nvl_links, nvl_radix;
+  bool nvls;               /* the NVSwitch chips reduce in-switch (NVLS) */
   uint32_t *nvl_per_switch;/* NVLinks from each GPU to switch s */
   uint32_t (*pairs)[2];
   uint32_t pair_count;

@@ -183,8 +183,9 @@ static int gen_nvl(topo_loader *L, uint16_t plane, const topo_ynode *g) {
   const sc_ctx *c = &L->sc;
   static const char *const keys[] = {"type", "gpus_per_domain", "switches",
                                      "links_per_switch", "switch_radix",
-                                     "link_bandwidth", "latency", NULL};
+                                     "link_bandwidth", "latency", "nvls", NULL};
   topo_nvl_spec s;
+  bool nvls = false;
   memset(&s, 0, sizeof s);
   s.link_latency = TOPO_NVLINK_HOP_LATENCY_PS;
   if (sc_check_keys(c, g, "nvlink_domain generator", keys) ||
@@ -193,8 +194,10 @@ static int gen_nvl(topo_loader *L, uint16_t plane, const topo_ynode *g) {
       sc_uint(c, g, "links_per_switch", true, 1, 64, &s.links_per_switch) ||
       sc_uint(c, g, "switch_radix", false, 1, 65535, &s.switch_radix) ||
       sc_bandwidth(c, g, "link_bandwidth", true, &s.link_bw) ||
-      sc_latency(c, g, "latency", false, &s.link_latency))
+      sc_latency(c, g, "latency", false, &s.link_latency) ||
+      sc_bool(c, g, "nvls", false, &nvls))
     return TS_ESCHEMA;
+  s.nvls = nvls;
   return topo_gen_nvlink_domain(L->t, plane, &s, L->sc.d);
 }
 

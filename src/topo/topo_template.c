@@ -267,7 +267,7 @@ static int parse_nvlink(topo_loader *L, const topo_ynode *m, topo_tmpl *tm) {
   if (!n) return 0;
   static const char *const keys[] = {"link_bandwidth", "latency", "switches",
                                      "links_per_switch", "switch_radix", "pairs",
-                                     "links_per_pair", NULL};
+                                     "links_per_pair", "nvls", NULL};
   if (sc_expect_map(c, n, "'nvlink'") || sc_check_keys(c, n, "nvlink", keys) ||
       sc_bandwidth(c, n, "link_bandwidth", true, &tm->nvl_bw))
     return TS_ESCHEMA;
@@ -283,7 +283,8 @@ static int parse_nvlink(topo_loader *L, const topo_ynode *m, topo_tmpl *tm) {
   }
   tm->nvl = NVL_SWITCH;
   if (sc_uint(c, n, "switches", true, 1, 256, &tm->nvl_switches) ||
-      sc_uint(c, n, "switch_radix", false, 1, 65535, &tm->nvl_radix))
+      sc_uint(c, n, "switch_radix", false, 1, 65535, &tm->nvl_radix) ||
+      sc_bool(c, n, "nvls", false, &tm->nvls))
     return TS_ESCHEMA;
   return parse_per_switch(L, n, tm);
 }
@@ -447,6 +448,7 @@ static void add_nvlink(ts_topo *t, const topo_tmpl *tm, const char *name,
     p.kind = TS_NODE_NVSWITCH;
     p.local = (int16_t)s;
     p.radix = tm->nvl_radix;
+    p.flags = tm->nvls ? TS_NODE_F_NVLS : 0;
     uint32_t sw = topo_add_node(t, &p, "%s/nvsw%u", name, s);
     if (sw == TOPO_BAD_ID) return;
     uint16_t ws = (uint16_t)tm->nvl_per_switch[s];

@@ -1,0 +1,247 @@
+/* coll_exec.c - running collective plans on the engine (ts_coll_exec.h).
+ *
+ * Each started plan gets a run: a pending-dependency counter per transfer
+ * and a successor list (CSR, built once from the plan's backward deps). A
+ * transfer becomes ready when its counter reaches zero; a join completes at
+ * once, a reduction first waits reduce_bytes / hbm_bw on a timer, then the
+ * transfer is routed and its wire bytes sent. Completion decrements the
+ * successors; the plan completes when every transfer has. Ready transfers
+ * are started in index order, so runs are deterministic.
+ *
+ * Invariant: run->left counts transfers not yet completed (plus one while
+ * the initial transfers are being started); a transfer decrements it only
+ * after releasing its successors, so nested completions never reach zero
+ * first; a run is freed exactly once, right before its callback. Costs: O(xfers + deps) to start a
+ * plan, one route + one send per transfer, O(successors) per completion. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll_path.h"
+#include "topsim/ts_coll_exec.h"
+
+typedef struct exec_run exec_run;
+
+struct ts_coll_exec {
+  const ts_topo *t;
+  ts_sim *sim;
+  ts_net *net;
+  ts_route *rt;
+  ts_path *paths;          /* scratch for one path set */
+  uint64_t transfers, wire_bytes;
+  int err;
+  ts_diag diag;
+  exec_run *runs;          /* live runs, for ts_coll_exec_free */
+};
+
+struct exec_run {
+  ts_coll_exec *x;
+  const ts_coll_plan *plan;
+  double hbm_bw;
+  ts_coll_done_fn fn;
+  void *ctx;
+  uint64_t tag;
+  uint32_t left;           /* transfers not completed */
+  uint32_t *pending;       /* per transfer: unfinished deps */
+  uint32_t *succ_off, *succ; /* successors (CSR) */
+  exec_run *prev, *next;
+};
+
+int ts_coll_exec_new(const ts_topo *t, ts_sim *sim, ts_net *net, ts_route *rt,
+                     ts_coll_exec **out) {
+  *out = calloc(1, sizeof **out);
+  if (!*out) return TS_ENOMEM;
+  (*out)->paths = malloc(COLL_PATH_STRIPES * sizeof *(*out)->paths);
+  if (!(*out)->paths) {
+    free(*out);
+    *out = NULL;
+    return TS_ENOMEM;
+  }
+  (*out)->t = t;
+  (*out)->sim = sim;
+  (*out)->net = net;
+  (*out)->rt = rt;
+  return 0;
+}
+
+static void run_free(exec_run *r) {
+  free(r->pending);
+  free(r->succ_off);
+  free(r->succ);
+  free(r);
+}
+
+static void run_unlink(exec_run *r) {
+  if (r->prev) r->prev->next = r->next;
+  else r->x->runs = r->next;
+  if (r->next) r->next->prev = r->prev;
+}
+
+void ts_coll_exec_free(ts_coll_exec *x) {
+  if (!x) return;
+  while (x->runs) {
+    exec_run *r = x->runs;
+    run_unlink(r);
+    run_free(r);
+  }
+  free(x->paths);
+  free(x);
+}
+
+uint64_t ts_coll_exec_transfers(const ts_coll_exec *x) { return x->transfers; }
+uint64_t ts_coll_exec_wire_bytes(const ts_coll_exec *x) { return x->wire_bytes; }
+
+int ts_coll_exec_status(const ts_coll_exec *x, ts_diag *d) {
+  if (x->err && d) *d = x->diag;
+  return x->err;
+}
+
+/* Builds pending counts and the successor CSR from the backward deps. */
+static int run_index(exec_run *r) {
+  uint32_t n = ts_coll_plan_count(r->plan);
+  const ts_coll_xfer *xf = ts_coll_plan_xfers(r->plan);
+  const uint32_t *deps = ts_coll_plan_deps(r->plan);
+  r->pending = calloc(n + 1, sizeof *r->pending);
+  r->succ_off = calloc(n + 2, sizeof *r->succ_off);
+  uint32_t ndeps = 0;
+  for (uint32_t i = 0; i < n; i++) ndeps += xf[i].ndeps;
+  r->succ = malloc(((size_t)ndeps + 1) * sizeof *r->succ);
+  if (!r->pending || !r->succ_off || !r->succ) return TS_ENOMEM;
+  for (uint32_t i = 0; i < n; i++) {
+    r->pending[i] = xf[i].ndeps;
+    for (uint32_t k = 0; k < xf[i].ndeps; k++) r->succ_off[deps[xf[i].dep_first + k] + 2]++;
+  }
+  for (uint32_t i = 0; i < n; i++) r->succ_off[i + 2] += r->succ_off[i + 1];
+  for (uint32_t i = 0; i < n; i++) /* i ascending: successor lists sorted */
+    for (uint32_t k = 0; k < xf[i].ndeps; k++)
+      r->succ[r->succ_off[deps[xf[i].dep_first + k] + 1]++] = i;
+  return 0;
+}
+
+static void xfer_start(exec_run *r, uint32_t i);
+
+static void run_finish(exec_run *r) {
+  run_unlink(r);
+  ts_coll_done_fn fn = r->fn;
+  void *ctx = r->ctx;
+  uint64_t tag = r->tag;
+  run_free(r);
+  fn(ctx, tag);
+}
+
+/* Transfer i completed: release its successors, maybe the whole plan. */
+static void xfer_done(exec_run *r, uint32_t i) {
+  for (uint32_t k = r->succ_off[i]; k < r->succ_off[i + 1]; k++)
+    if (--r->pending[r->succ[k]] == 0) xfer_start(r, r->succ[k]);
+  if (--r->left == 0) run_finish(r);
+}
+
+static void on_net_done(ts_net *net, void *ctx, uint64_t tag) {
+  (void)net;
+  xfer_done(ctx, (uint32_t)tag);
+}
+
+static void fail(exec_run *r, int code, const ts_diag *d) {
+  ts_coll_exec *x = r->x;
+  if (!x->err) {
+    x->err = code;
+    x->diag = *d;
+  }
+  ts_sim_stop(x->sim);
+}
+
+/* Path set of one transfer: NVLS hops to/from a switch, else a route. */
+static int xfer_paths(exec_run *r, const ts_coll_xfer *xf, uint32_t i,
+                      uint32_t *k, ts_diag *d) {
+  ts_coll_exec *x = r->x;
+  if (xf->src_rank < 0 || xf->dst_rank < 0) {
+    int to_gpu = xf->src_rank < 0;
+    uint32_t gpu = (uint32_t)(to_gpu ? xf->dst : xf->src);
+    uint32_t sw = (uint32_t)(to_gpu ? xf->src : xf->dst);
+    *k = coll_path_nvswitch(x->t, gpu, sw, to_gpu, x->paths, COLL_PATH_STRIPES);
+    if (*k) return 0;
+    return ts_diag_set(d, TS_EINVALID, NULL, 0, 0, "GPU '%s' has no NVLink to "
+                       "switch '%s'", ts_topo_node_name(x->t, gpu),
+                       ts_topo_node_name(x->t, sw));
+  }
+  uint64_t flow = r->tag * 0x9E3779B97F4A7C15ULL + i;
+  return coll_path_route(x->t, x->rt, (uint32_t)xf->src, (uint32_t)xf->dst, flow,
+                         0, x->paths, COLL_PATH_STRIPES, k, d);
+}
+
+static void xfer_send(exec_run *r, uint32_t i) {
+  ts_coll_exec *x = r->x;
+  const ts_coll_xfer *xf = &ts_coll_plan_xfers(r->plan)[i];
+  ts_diag d;
+  ts_diag_clear(&d);
+  uint32_t k = 0;
+  int rc = xfer_paths(r, xf, i, &k, &d);
+  if (!rc) rc = coll_path_send(x->net, x->paths, k, xf->wire_bytes, xf->alpha,
+                               on_net_done, r, i);
+  if (rc) {
+    if (!d.msg[0])
+      ts_diag_set(&d, rc, NULL, 0, 0, "cannot send from '%s' to '%s': %s",
+                  ts_topo_node_name(x->t, (uint32_t)xf->src),
+                  ts_topo_node_name(x->t, (uint32_t)xf->dst), ts_strerror(rc));
+    fail(r, rc, &d);
+    return;
+  }
+  x->transfers++;
+  x->wire_bytes += xf->wire_bytes;
+}
+
+static void on_reduced(ts_sim *sim, void *ctx, uint64_t i) {
+  (void)sim;
+  xfer_send(ctx, (uint32_t)i);
+}
+
+static void xfer_start(exec_run *r, uint32_t i) {
+  const ts_coll_xfer *xf = &ts_coll_plan_xfers(r->plan)[i];
+  if (xf->flags & TS_COLL_XFER_JOIN) {
+    xfer_done(r, i);
+    return;
+  }
+  if (xf->reduce_bytes && r->hbm_bw > 0) {
+    ts_time_ps wait = (ts_time_ps)((double)xf->reduce_bytes / r->hbm_bw * 1e12 + 0.5);
+    if (ts_sim_schedule_in(r->x->sim, wait, on_reduced, r, i, NULL) == 0) return;
+    ts_diag d;
+    ts_diag_set(&d, TS_ENOMEM, NULL, 0, 0, "out of memory scheduling a reduction");
+    fail(r, TS_ENOMEM, &d);
+    return;
+  }
+  xfer_send(r, i);
+}
+
+/* Starts every transfer without dependencies, in index order. */
+static void on_start(ts_sim *sim, void *ctx, uint64_t arg) {
+  (void)sim;
+  (void)arg;
+  exec_run *r = ctx;
+  uint32_t n = ts_coll_plan_count(r->plan);
+  if (n == 0) {
+    run_finish(r);
+    return;
+  }
+  /* Hold the run open while starting: joins may complete synchronously
+   * and must not finish (and free) it under this loop. */
+  r->left++;
+  for (uint32_t i = 0; i < n && r->x->err == 0; i++)
+    if (ts_coll_plan_xfers(r->plan)[i].ndeps == 0) xfer_start(r, i);
+  if (--r->left == 0) run_finish(r);
+}
+
+int ts_coll_exec_start(ts_coll_exec *x, const ts_coll_plan *plan,
+                       double hbm_bw, ts_coll_done_fn fn, void *ctx,
+                       uint64_t tag) {
+  exec_run *r = calloc(1, sizeof *r);
+  if (!r) return TS_ENOMEM;
+  *r = (exec_run){x, plan, hbm_bw, fn, ctx, tag, ts_coll_plan_count(plan),
+                  NULL, NULL, NULL, NULL, x->runs};
+  if (run_index(r) ||
+      ts_sim_schedule_in(x->sim, 0, on_start, r, 0, NULL)) {
+    run_free(r);
+    return TS_ENOMEM;
+  }
+  if (x->runs) x->runs->prev = r;
+  x->runs = r;
+  return 0;
+}
