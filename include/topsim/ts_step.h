@@ -1,0 +1,142 @@
+/* ts_step.h - one training step predicted on the discrete-event engine.
+ *
+ * Every rank of a mapped workload (ts_work.h) runs its own operation graph:
+ * a compute stream (forward and backward per layer per micro-batch in the
+ * pipeline schedule's order, then the optimizer) and one communication
+ * stream per process group (TP, CP, EP, dense and expert gradients), plus
+ * point-to-point pipeline sends. Collectives are lowered (ts_coll.h) and run
+ * concurrently over the shared fabric (ts_coll_exec.h), so traffic of
+ * different groups contends on the same links. docs/model.md ("Step model")
+ * describes streams, dependencies, schedules, overlap and the rendezvous.
+ *
+ * Cost: O(ranks x program length) instruction steps, where a rank's program
+ * has O(micro-batches x layers on its stage) entries and is shared by every
+ * rank of the same (pipeline stage, EP index); plus the network model's cost
+ * for the transfers of every collective. Memory: O(ranks) rank state,
+ * O(groups) rendezvous state, one cached plan per distinct (group, op,
+ * size), O(programs x program length) instructions.
+ *
+ * Errors: TS_EINVALID (mapping made from another layout, no route between
+ * members, with a message), TS_EUSAGE (bad options), TS_ENOMEM,
+ * TS_EINTERNAL (a rank never finished: a bug). */
+#ifndef TOPSIM_TS_STEP_H
+#define TOPSIM_TS_STEP_H
+
+#include <stdint.h>
+
+#include "topsim/ts_error.h"
+#include "topsim/ts_net.h"
+#include "topsim/ts_route.h"
+#include "topsim/ts_sim.h"
+#include "topsim/ts_topo.h"
+#include "topsim/ts_units.h"
+#include "topsim/ts_work.h"
+
+/* Parallel dimensions communication time and bytes are reported by. */
+typedef enum ts_step_dim {
+  TS_DIM_TP,
+  TS_DIM_CP,
+  TS_DIM_EP,
+  TS_DIM_PP,
+  TS_DIM_DP, /* dense and expert gradient reduction, ZeRO gathers */
+  TS_DIM_COUNT
+} ts_step_dim;
+
+/* Streams of a rank in the trace (tid = rank * TS_STEP_STREAMS + stream). */
+enum { TS_STEP_STREAM_COMPUTE = 0, TS_STEP_STREAMS = 1 + TS_DIM_COUNT };
+
+typedef struct ts_step_opts {
+  ts_net_config net;     /* fidelity (flow / chunk) */
+  ts_route_opts route;   /* PXN or not */
+  int free_comm;         /* 1: every collective and send takes zero time */
+  uint32_t compact_min;  /* groups of at least this size run the compact
+                            ring (O(p) flows); smaller ones ts_coll auto.
+                            Default 16. */
+  const uint32_t *trace_ranks; /* ranks whose slices are recorded */
+  uint32_t ntrace_ranks;       /* 0: record nothing */
+} ts_step_opts;
+
+/* Defaults: flow fidelity, PXN, real communication, compact_min 16, no
+ * trace. */
+void ts_step_opts_default(ts_step_opts *o);
+
+/* Where one rank's step time went. compute + sum(exposed) + bubble + idle
+ * equals the step time. exposed[d] is the time the compute stream waited on
+ * a collective (or, for PP, a receive already sent) of dimension d; bubble
+ * is the time it waited on a pipeline receive whose sender had not sent yet;
+ * idle is the rest (waiting after its program ended). */
+typedef struct ts_step_breakdown {
+  ts_time_ps compute;
+  ts_time_ps exposed[TS_DIM_COUNT];
+  ts_time_ps bubble;
+  ts_time_ps idle;
+} ts_step_breakdown;
+
+typedef struct ts_step_link {
+  uint32_t dir;          /* direction id (2*link + side) */
+  uint64_t bytes;
+  ts_time_ps busy;
+  double utilization;    /* busy / step time */
+} ts_step_link;
+
+#define TS_STEP_TOP_LINKS 10
+
+/* One recorded slice of the trace (a compute segment or a collective). */
+typedef struct ts_step_slice {
+  uint32_t rank;
+  uint8_t stream;        /* TS_STEP_STREAM_COMPUTE or 1 + ts_step_dim */
+  uint8_t kind;          /* compute: ts_phase; comm: ts_coll_op */
+  uint16_t chunk;        /* model chunk (compute), group kind (comm) */
+  int32_t layer;         /* first layer of the segment, -1 none */
+  int32_t micro;         /* micro-batch, -1 none */
+  ts_time_ps start, dur;
+} ts_step_slice;
+
+/* Utilization samples of the busiest links (trace counters). */
+typedef struct ts_step_counter {
+  ts_time_ps t;
+  double util[TS_STEP_TOP_LINKS]; /* busy fraction since the last sample */
+} ts_step_counter;
+
+typedef struct ts_step_result {
+  ts_time_ps step_time;       /* last rank's finish */
+  uint32_t ranks, microbatches;
+  double tokens_per_step, tokens_per_s;
+  double model_flops;         /* ts_work_step_flops */
+  double flops_per_gpu;       /* model FLOP/s per GPU */
+  double peak_flops;          /* per GPU (bf16, or fp8 for fp8 models) */
+  double mfu;
+  uint32_t critical_rank;     /* latest finish, ties to the lowest rank */
+  ts_step_breakdown critical;
+  uint64_t bytes_critical[TS_DIM_COUNT]; /* bytes the critical rank sent */
+  double bytes_mean[TS_DIM_COUNT];       /* mean bytes sent per GPU */
+  double cross_node_mean[TS_DIM_COUNT];  /* of which leaving the host */
+  uint64_t collectives;       /* collective instances run */
+  uint64_t transfers, wire_bytes; /* ts_coll_exec counters */
+  ts_step_link top[TS_STEP_TOP_LINKS];
+  uint32_t ntop;
+  ts_net_stats net;
+  ts_sim_stats sim;
+  /* Per rank (owned; ts_step_result_free): */
+  uint64_t *rank_bytes;       /* [rank * TS_DIM_COUNT + dim] bytes sent */
+  ts_time_ps *rank_finish;
+  ts_step_breakdown *rank_breakdown;
+  /* Trace (only with opts.ntrace_ranks > 0; owned). */
+  ts_step_slice *slices;
+  uint64_t nslices;
+  ts_step_counter *counters;
+  uint32_t ncounters;
+} ts_step_result;
+
+/* Runs one step of w mapped by m on t. On success fills *out (free its
+ * arrays with ts_step_result_free); on failure returns the code, leaves
+ * *out zeroed and d says why. */
+int ts_step_run(const ts_workload *w, const ts_topo *t, const ts_mapping *m,
+                const ts_step_opts *o, ts_step_result *out, ts_diag *d);
+
+/* Frees the arrays of a result (NULL or zeroed is fine). */
+void ts_step_result_free(ts_step_result *r);
+
+const char *ts_step_dim_name(ts_step_dim d);
+
+#endif

@@ -1,0 +1,229 @@
+/* work_step_coll.c - communicators and plans for the step model.
+ *
+ * One communicator per process group (members in group-index order, host
+ * labels from the mapping), made on first use. Plans are cached per group by
+ * (op, size, orientation): a TP group runs the same four all-reduces every
+ * layer of every micro-batch, so it lowers each once. ts_coll_exec only
+ * borrows plans, so one cached plan serves every instance of its group.
+ *
+ * Algorithm: groups of at least compact_min ranks (default 16) run the
+ * compact ring (TS_COLL_COMPACT: one long flow per neighbour pair, O(p)
+ * transfers) for all-reduce, all-gather and reduce-scatter, since a step
+ * ring over DP = 128 would cost O(p^2) transfers per bucket; smaller groups
+ * let ts_coll's cost model choose (ring, tree, hierarchical; NVLS is not
+ * declared). All-to-all is always all_to_allv (direct).
+ * Cost-model bandwidths: bw_intra = the first GPU's NVLink bandwidth (sum of
+ * its NVLink links; PCIe when it has none), bw_inter = its backend NIC's
+ * network link, hbm_bw = its HBM bandwidth.
+ *
+ * All-to-all matrix of an EP group (dispatch orientation): member i sends
+ * bytes_i * share_j to j on its host; its cross-host entries are scaled so
+ * they sum to the descriptor's sent_cross_node (node-limited routing
+ * deduplicates cross-node copies). Combine is the transpose.
+ * Cost: lowering O(transfers) once per (group, op, size); a matrix O(p^2). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "work/work_step.h"
+
+static double node_link_bw(const ts_topo *t, uint32_t node, int kind) {
+  double sum = 0;
+  const uint32_t *adj = ts_topo_adj(t, node);
+  for (uint32_t i = 0; i < ts_topo_degree(t, node); i++) {
+    const ts_link *l = ts_topo_link(t, adj[i] >> 1);
+    if (l->kind == kind) sum += l->bandwidth;
+  }
+  return sum;
+}
+
+static void params_from_topo(step_colls *k) {
+  ts_coll_params *p = &k->params;
+  ts_coll_params_default(p);
+  if (!k->m->ranks) return;
+  const ts_rank_label *lb = ts_mapping_rank(k->m, 0);
+  double nvl = node_link_bw(k->t, lb->gpu, TS_LINK_NVLINK);
+  if (nvl <= 0) nvl = node_link_bw(k->t, lb->gpu, TS_LINK_PCIE);
+  if (nvl <= 0) nvl = node_link_bw(k->t, lb->gpu, TS_LINK_C2C);
+  if (nvl > 0) p->bw_intra = nvl;
+  if (lb->nic >= 0) {
+    double nic = node_link_bw(k->t, (uint32_t)lb->nic, TS_LINK_NET);
+    if (nic > 0) p->bw_inter = nic;
+  }
+  const ts_gpu_model *g =
+      ts_topo_gpu_model(k->t, ts_topo_node(k->t, lb->gpu)->model);
+  if (g && g->hbm_bandwidth > 0) p->hbm_bw = g->hbm_bandwidth;
+}
+
+int step_colls_init(step_colls *k, const ts_topo *t, const ts_mapping *m,
+                    const work_cfg *c, uint32_t compact_min) {
+  memset(k, 0, sizeof *k);
+  k->t = t;
+  k->m = m;
+  k->c = c;
+  k->compact_min = compact_min ? compact_min : 8;
+  params_from_topo(k);
+  for (int g = 0; g < TS_GROUP_COUNT; g++) {
+    k->groups[g] = calloc(ts_mapping_group_count(m, (ts_group)g) + 1,
+                          sizeof *k->groups[g]);
+    if (!k->groups[g]) return TS_ENOMEM;
+  }
+  k->pp_plan = calloc((size_t)ts_mapping_ranks(m) * 2 + 1, sizeof *k->pp_plan);
+  k->ep_share = calloc((size_t)c->ep + 1, sizeof *k->ep_share);
+  if (!k->pp_plan || !k->ep_share) return TS_ENOMEM;
+  for (uint32_t i = 0; c->experts && i < c->ep; i++)
+    k->ep_share[i] = work_moe_rank_share(c, i);
+  return 0;
+}
+
+static void group_free(step_group *G) {
+  ts_coll_comm_free(G->comm);
+  for (step_plan_ent *e = G->plans, *n; e; e = n) {
+    n = e->next;
+    ts_coll_plan_free(e->plan);
+    free(e);
+  }
+}
+
+void step_colls_free(step_colls *k) {
+  for (int g = 0; g < TS_GROUP_COUNT; g++) {
+    if (!k->groups[g]) continue;
+    uint32_t n = ts_mapping_group_count(k->m, (ts_group)g);
+    for (uint32_t i = 0; i < n; i++) group_free(&k->groups[g][i]);
+    free(k->groups[g]);
+  }
+  if (k->pp_plan)
+    for (uint32_t i = 0; i < ts_mapping_ranks(k->m) * 2; i++)
+      ts_coll_plan_free(k->pp_plan[i]);
+  free(k->pp_plan);
+  free(k->ep_share);
+  memset(k, 0, sizeof *k);
+}
+
+/* Communicator of `n` ranks given by rank ids. */
+static int comm_of(const step_colls *k, const uint32_t *ranks, uint32_t n,
+                   ts_coll_comm **out) {
+  int *gpus = malloc((size_t)n * sizeof *gpus);
+  int *hosts = malloc((size_t)n * sizeof *hosts);
+  int rc = gpus && hosts ? 0 : TS_ENOMEM;
+  for (uint32_t i = 0; !rc && i < n; i++) {
+    const ts_rank_label *lb = ts_mapping_rank(k->m, ranks[i]);
+    gpus[i] = (int)lb->gpu;
+    hosts[i] = lb->host;
+  }
+  if (!rc) rc = ts_coll_comm_new(gpus, (int)n, out);
+  if (!rc) rc = ts_coll_comm_set_hosts(*out, hosts);
+  free(gpus);
+  free(hosts);
+  return rc;
+}
+
+static int group_comm(step_colls *k, ts_group g, uint32_t id,
+                      step_group *G) {
+  if (G->comm) return 0;
+  uint32_t n = ts_mapping_group_size(k->m, g);
+  uint32_t *ranks = malloc((size_t)n * sizeof *ranks);
+  if (!ranks) return TS_ENOMEM;
+  for (uint32_t i = 0; i < n; i++)
+    ranks[i] = ts_mapping_group_member(k->m, g, id, i);
+  int rc = comm_of(k, ranks, n, &G->comm);
+  free(ranks);
+  return rc;
+}
+
+/* Dispatch-orientation matrix of an EP group; transposed for combine. */
+static uint64_t *a2a_matrix(const step_colls *k, ts_group g, uint32_t id,
+                            const step_ins *const *ins, uint32_t p,
+                            bool combine) {
+  uint64_t *mx = calloc((size_t)p * p, sizeof *mx);
+  int32_t *host = malloc((size_t)p * sizeof *host);
+  if (!mx || !host) {
+    free(mx);
+    free(host);
+    return NULL;
+  }
+  for (uint32_t i = 0; i < p; i++)
+    host[i] = ts_mapping_rank(k->m, ts_mapping_group_member(k->m, g, id, i))->host;
+  for (uint32_t i = 0; i < p; i++) {
+    double cross = 0, base = (double)ins[i]->val;
+    for (uint32_t j = 0; j < p; j++)
+      if (host[j] != host[i]) cross += base * k->ep_share[j];
+    double scale = cross > 0 ? (double)ins[i]->cross / cross : 1;
+    for (uint32_t j = 0; j < p; j++) {
+      if (j == i) continue;
+      double b = base * k->ep_share[j] * (host[j] != host[i] ? scale : 1);
+      mx[combine ? (size_t)j * p + i : (size_t)i * p + j] = (uint64_t)(b + 0.5);
+    }
+  }
+  free(host);
+  return mx;
+}
+
+static int lower(step_colls *k, step_group *G, ts_group g, uint32_t id,
+                 const step_ins *const *ins, ts_coll_plan **out, ts_diag *d) {
+  uint32_t p = ts_mapping_group_size(k->m, g);
+  ts_coll_params prm = k->params;
+  ts_coll_op op = (ts_coll_op)ins[0]->kind;
+  unsigned flags = 0;
+  uint64_t *mx = NULL;
+  if (op == TS_COLL_ALL_TO_ALLV) {
+    mx = a2a_matrix(k, g, id, ins, p, ins[0]->flags & SI_F_COMBINE);
+    if (!mx) return TS_ENOMEM;
+    prm.matrix = mx;
+  } else if (p >= k->compact_min) {
+    prm.algo = TS_COLL_RING;
+    flags = TS_COLL_COMPACT;
+  }
+  int rc = ts_coll_lower(G->comm, op, ins[0]->val, &prm, flags, out, d);
+  free(mx);
+  return rc;
+}
+
+int step_colls_plan(step_colls *k, ts_group g, uint32_t id,
+                    const step_ins *const *ins, ts_coll_plan **out,
+                    ts_diag *d) {
+  step_group *G = &k->groups[g][id];
+  const step_ins *x = ins[0];
+  uint8_t fl = x->flags;
+  for (step_plan_ent *e = G->plans; e; e = e->next)
+    if (e->op == x->kind && e->bytes == x->val && e->sent == x->sent &&
+        e->flags == fl) {
+      *out = e->plan;
+      return 0;
+    }
+  step_plan_ent *e = calloc(1, sizeof *e);
+  if (!e) return TS_ENOMEM;
+  int rc = group_comm(k, g, id, G);
+  if (!rc) rc = lower(k, G, g, id, ins, &e->plan, d);
+  if (rc) {
+    free(e);
+    return rc;
+  }
+  e->op = x->kind;
+  e->bytes = x->val;
+  e->sent = x->sent;
+  e->flags = fl;
+  e->next = G->plans;
+  G->plans = e;
+  *out = e->plan;
+  return 0;
+}
+
+int step_colls_pp_plan(step_colls *k, uint32_t r, uint32_t dir,
+                       uint32_t peer, uint64_t bytes, ts_coll_plan **out,
+                       ts_diag *d) {
+  ts_coll_plan **slot = &k->pp_plan[(size_t)r * 2 + dir];
+  if (*slot) {
+    *out = *slot;
+    return 0;
+  }
+  uint32_t ranks[2] = {r, peer};
+  ts_coll_comm *comm = NULL;
+  int rc = comm_of(k, ranks, 2, &comm);
+  ts_coll_params prm = k->params;
+  prm.root = 0;
+  prm.peer = 1;
+  if (!rc) rc = ts_coll_lower(comm, TS_COLL_SEND_RECV, bytes, &prm, 0, slot, d);
+  ts_coll_comm_free(comm);
+  *out = *slot;
+  return rc;
+}

@@ -1,0 +1,568 @@
+/* work_step_run.c - one training step on the engine (ts_step.h).
+ *
+ * Each rank is a small state machine over its program (work_step_prog.c):
+ * it runs instructions until one must wait (a compute segment's end, a
+ * collective not completed yet, a pipeline message not delivered yet), and
+ * resumes from the event that ends the wait. Nothing is allocated per
+ * event: rank, stream and message state live in arrays sized once.
+ *
+ * Streams: a rank has one communication stream per group kind; collectives
+ * issued on a stream join their group's rendezvous in issue order, one at a
+ * time (NCCL runs a communicator's kernels in order on one stream).
+ * Rendezvous per (group, sequence number): the group counts arrivals of the
+ * instance at the head of its members' streams; the last arrival starts the
+ * plan (ts_coll_exec), and its completion advances every member's stream.
+ * Since a stream holds at most one arrived instance, a group has at most one
+ * instance gathering or running at a time and its state is one counter.
+ * Pipeline sends are asynchronous (isend); the receiver blocks.
+ *
+ * Accounting: a wait on a collective of dimension d adds to exposed[d]; a
+ * wait on a pipeline receive is bubble until the sender sent, exposed PP
+ * after. Deterministic: ranks start in rank order, group members resume in
+ * group order, the engine breaks time ties by insertion order.
+ * Cost: O(instructions of all ranks + group members per instance). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "work/work_step.h"
+
+enum { W_RUN, W_COMP, W_STREAM, W_RECV, W_DONE };
+
+#define TAG_KIND(t) ((t) >> 62)
+#define TAG_COLL (1ull << 62)
+#define TAG_PP (2ull << 62)
+#define TAG_COMP (3ull << 62)
+#define TAG_LOW(t) ((t) & 0xffffffffull)
+#define TAG_MID(t) (((t) >> 32) & 0x3fffffffull)
+
+typedef struct step_stream {
+  uint32_t issued, arrived, done;
+  ts_time_ps arrive_t;
+} step_stream;
+
+typedef struct step_rank {
+  const step_prog *prog;
+  uint32_t pc, msg_base;
+  uint8_t wait;
+  ts_time_ps since, finish;
+  step_stream st[TS_GROUP_COUNT];
+  ts_step_breakdown bd;
+} step_rank;
+
+typedef struct step_msg {
+  ts_time_ps sent_at;
+  uint8_t state; /* 0 nothing, 1 sent, 2 delivered */
+} step_msg;
+
+typedef struct step_state {
+  const ts_topo *t;
+  const ts_mapping *m;
+  const work_cfg *c;
+  const ts_step_opts *o;
+  ts_sim *sim;
+  ts_route *rt;
+  ts_net *net;
+  ts_coll_exec *x;
+  step_colls colls;
+  step_prog *progs; /* [stage * ep + ep index] */
+  uint32_t nprogs;
+  step_rank *rank;
+  step_msg *msg;
+  uint32_t nranks, finished, v, mb;
+  const step_ins **scratch; /* member instructions of one instance */
+  step_trace trace;
+  ts_step_result *res;
+  double hbm_bw;
+  int err;
+  ts_diag *d;
+} step_state;
+
+static void rank_run(step_state *S, uint32_t r);
+
+static void fail(step_state *S, int rc) {
+  if (!S->err) S->err = rc;
+  ts_sim_stop(S->sim);
+}
+
+static const ts_rank_label *label(const step_state *S, uint32_t r) {
+  return ts_mapping_rank(S->m, r);
+}
+
+static void on_exec_done(void *ctx, uint64_t tag);
+
+static void on_event(ts_sim *sim, void *ctx, uint64_t tag) {
+  (void)sim;
+  on_exec_done(ctx, tag);
+}
+
+static void at_now(step_state *S, uint64_t tag) {
+  int rc = ts_sim_schedule_in(S->sim, 0, on_event, S, tag, NULL);
+  if (rc) fail(S, rc);
+}
+
+/* ---- collectives ---------------------------------------------------- */
+
+static const step_ins *stream_ins(const step_state *S, uint32_t r, uint32_t g,
+                                  uint32_t ord) {
+  const step_prog *p = S->rank[r].prog;
+  return &p->ins[p->ords[g][ord]];
+}
+
+static void coll_start(step_state *S, uint32_t g, uint32_t id) {
+  uint64_t tag = TAG_COLL | (uint64_t)g << 32 | id;
+  S->res->collectives++;
+  if (S->o->free_comm) {
+    at_now(S, tag);
+    return;
+  }
+  uint32_t n = ts_mapping_group_size(S->m, (ts_group)g);
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t q = ts_mapping_group_member(S->m, (ts_group)g, id, i);
+    S->scratch[i] = stream_ins(S, q, g, S->rank[q].st[g].arrived - 1);
+  }
+  ts_coll_plan *plan = NULL;
+  int rc = step_colls_plan(&S->colls, (ts_group)g, id, S->scratch, &plan, S->d);
+  if (!rc) rc = ts_coll_exec_start(S->x, plan, S->hbm_bw, on_exec_done, S, tag);
+  if (rc) fail(S, rc);
+}
+
+static void group_arrive(step_state *S, uint32_t r, uint32_t g) {
+  uint32_t id = label(S, r)->group[g];
+  step_group *G = &S->colls.groups[g][id];
+  const step_ins *in = stream_ins(S, r, g, S->rank[r].st[g].arrived - 1);
+  if (G->arrived == 0) G->op = in->kind;
+  else if (G->op != in->kind) {
+    ts_diag_set(S->d, TS_EINTERNAL, NULL, 0, 0, "rank %u joins %s group %u "
+                "with %s while others run %s", r, ts_group_name((ts_group)g),
+                id, ts_coll_op_name((ts_coll_op)in->kind),
+                ts_coll_op_name((ts_coll_op)G->op));
+    fail(S, TS_EINTERNAL);
+    return;
+  }
+  if (++G->arrived < ts_mapping_group_size(S->m, (ts_group)g)) return;
+  G->arrived = 0;
+  coll_start(S, g, id);
+}
+
+/* Moves the next issued collective of r's stream g into its rendezvous. */
+static void stream_kick(step_state *S, uint32_t r, uint32_t g) {
+  step_stream *st = &S->rank[r].st[g];
+  if (st->arrived != st->done || st->arrived == st->issued) return;
+  st->arrived++;
+  st->arrive_t = ts_sim_now(S->sim);
+  group_arrive(S, r, g);
+}
+
+static void resume(step_state *S, uint32_t r, ts_time_ps *acct,
+                   ts_time_ps amount) {
+  step_rank *R = &S->rank[r];
+  *acct += amount;
+  R->wait = W_RUN;
+  R->pc++;
+  rank_run(S, r);
+}
+
+static void coll_done(step_state *S, uint32_t g, uint32_t id) {
+  uint32_t n = ts_mapping_group_size(S->m, (ts_group)g);
+  ts_time_ps now = ts_sim_now(S->sim);
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t q = ts_mapping_group_member(S->m, (ts_group)g, id, i);
+    step_stream *st = &S->rank[q].st[g];
+    const step_ins *in = stream_ins(S, q, g, st->done);
+    st->done++;
+    step_trace_add(&S->trace, q, (uint8_t)(1 + step_dim_of(g)), in->kind,
+                   (uint16_t)g, in->layer, in->micro, st->arrive_t,
+                   now - st->arrive_t);
+  }
+  for (uint32_t i = 0; i < n; i++)
+    stream_kick(S, ts_mapping_group_member(S->m, (ts_group)g, id, i), g);
+  for (uint32_t i = 0; i < n && !S->err; i++) {
+    uint32_t q = ts_mapping_group_member(S->m, (ts_group)g, id, i);
+    step_rank *R = &S->rank[q];
+    if (R->wait != W_STREAM) continue;
+    const step_ins *w = &R->prog->ins[R->pc];
+    if (w->group != g || R->st[g].done <= w->ord) continue;
+    resume(S, q, &R->bd.exposed[step_dim_of(g)], now - R->since);
+  }
+}
+
+/* ---- pipeline messages ---------------------------------------------- */
+
+static void pp_send(step_state *S, uint32_t r, const step_ins *in) {
+  const ts_rank_label *lb = label(S, r);
+  uint32_t peer = ts_mapping_group_member(S->m, TS_GROUP_PP,
+                                          lb->group[TS_GROUP_PP], in->peer);
+  step_msg *msg = &S->msg[S->rank[peer].msg_base + in->ord];
+  msg->sent_at = ts_sim_now(S->sim);
+  msg->state = 1;
+  uint64_t tag = TAG_PP | (uint64_t)peer << 32 | in->ord;
+  if (S->o->free_comm) {
+    at_now(S, tag);
+    return;
+  }
+  ts_coll_plan *plan = NULL;
+  int rc = step_colls_pp_plan(&S->colls, r, in->kind, peer, in->val, &plan,
+                              S->d);
+  if (!rc) rc = ts_coll_exec_start(S->x, plan, S->hbm_bw, on_exec_done, S, tag);
+  if (rc) fail(S, rc);
+}
+
+static void pp_deliver(step_state *S, uint32_t r, uint32_t slot) {
+  step_rank *R = &S->rank[r];
+  step_msg *msg = &S->msg[R->msg_base + slot];
+  ts_time_ps now = ts_sim_now(S->sim);
+  msg->state = 2;
+  step_trace_add(&S->trace, r, 1 + TS_DIM_PP, TS_COLL_SEND_RECV,
+                 TS_GROUP_PP, -1, (int32_t)(slot % S->mb), msg->sent_at,
+                 now - msg->sent_at);
+  if (R->wait != W_RECV || R->prog->ins[R->pc].ord != slot) return;
+  ts_time_ps from = msg->sent_at > R->since ? msg->sent_at : R->since;
+  R->bd.bubble += from - R->since;
+  resume(S, r, &R->bd.exposed[TS_DIM_PP], now - from);
+}
+
+/* ---- the compute stream --------------------------------------------- */
+
+static void account(step_state *S, uint32_t r, const step_ins *in,
+                    uint32_t dim, bool cross) {
+  S->res->rank_bytes[(size_t)r * TS_DIM_COUNT + dim] += in->sent;
+  S->res->cross_node_mean[dim] += cross ? (double)in->sent : (double)in->cross;
+}
+
+/* Runs r's instructions until one waits. Returns after scheduling or
+ * registering that wait, or when the program ends. */
+static void rank_run(step_state *S, uint32_t r) {
+  step_rank *R = &S->rank[r];
+  const step_prog *P = R->prog;
+  ts_time_ps now = ts_sim_now(S->sim);
+  while (R->pc < P->n && !S->err) {
+    const step_ins *in = &P->ins[R->pc];
+    switch (in->op) {
+    case SI_COMP:
+      R->pc++;
+      if (!in->val) break;
+      R->bd.compute += in->val;
+      R->wait = W_COMP;
+      step_trace_add(&S->trace, r, TS_STEP_STREAM_COMPUTE, in->kind,
+                     in->chunk, in->layer, in->micro, now, in->val);
+      if (ts_sim_schedule_in(S->sim, in->val, on_event, S, TAG_COMP | r, NULL))
+        fail(S, TS_ELIMIT);
+      return;
+    case SI_COLL:
+      R->pc++;
+      account(S, r, in, step_dim_of(in->group), false);
+      R->st[in->group].issued++;
+      stream_kick(S, r, in->group);
+      break;
+    case SI_WAIT:
+      if (R->st[in->group].done > in->ord) {
+        R->pc++;
+        break;
+      }
+      R->wait = W_STREAM;
+      R->since = now;
+      return;
+    case SI_SEND: {
+      R->pc++;
+      uint32_t peer = ts_mapping_group_member(S->m, TS_GROUP_PP,
+                                              label(S, r)->group[TS_GROUP_PP],
+                                              in->peer);
+      account(S, r, in, TS_DIM_PP, label(S, peer)->host != label(S, r)->host);
+      pp_send(S, r, in);
+      break;
+    }
+    case SI_RECV:
+      if (S->msg[R->msg_base + in->ord].state == 2) {
+        R->pc++;
+        break;
+      }
+      R->wait = W_RECV;
+      R->since = now;
+      return;
+    }
+  }
+  if (R->pc < P->n) return;
+  R->wait = W_DONE;
+  R->finish = now;
+  S->finished++;
+}
+
+static void on_exec_done(void *ctx, uint64_t tag) {
+  step_state *S = ctx;
+  switch (TAG_KIND(tag)) {
+  case 1: coll_done(S, (uint32_t)TAG_MID(tag), (uint32_t)TAG_LOW(tag)); break;
+  case 2: pp_deliver(S, (uint32_t)TAG_MID(tag), (uint32_t)TAG_LOW(tag)); break;
+  default: {
+    uint32_t r = (uint32_t)TAG_LOW(tag);
+    S->rank[r].wait = W_RUN;
+    rank_run(S, r);
+  }
+  }
+}
+
+/* ---- setup ------------------------------------------------------------ */
+
+static const ts_gpu_model *gpu_model(const step_state *S) {
+  if (!S->nranks) return NULL;
+  return ts_topo_gpu_model(S->t, ts_topo_node(S->t, label(S, 0)->gpu)->model);
+}
+
+/* One program per (stage, EP index), from the first rank that has it. */
+static int build_progs(step_state *S, const ts_workload *w) {
+  uint32_t ep = S->c->ep;
+  S->nprogs = S->c->pp * ep;
+  S->progs = calloc(S->nprogs, sizeof *S->progs);
+  if (!S->progs) return TS_ENOMEM;
+  const ts_gpu_model *gpu = gpu_model(S);
+  for (uint32_t r = 0; r < S->nranks; r++) {
+    const ts_rank_label *lb = label(S, r);
+    uint32_t stage = lb->index[TS_GROUP_PP], e = lb->index[TS_GROUP_EP];
+    step_prog *p = &S->progs[stage * ep + e];
+    S->rank[r].prog = p;
+    if (p->ins) continue;
+    ts_op *ops = NULL;
+    ts_comm_desc *descs = NULL;
+    size_t nops = 0, ndescs = 0;
+    int rc = ts_work_ops(w, gpu, stage, e, &ops, &nops);
+    if (!rc) rc = ts_work_comm(w, S->m, r, &descs, &ndescs);
+    if (!rc) rc = step_prog_build(S->c, stage, ops, nops, descs, ndescs, p);
+    free(ops);
+    free(descs);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+static int alloc_state(step_state *S) {
+  uint32_t n = S->nranks, slots = 2 * S->v * S->mb, maxg = 2;
+  for (int g = 0; g < TS_GROUP_COUNT; g++) {
+    uint32_t s = ts_mapping_group_size(S->m, (ts_group)g);
+    if (s > maxg) maxg = s;
+  }
+  S->rank = calloc(n + 1, sizeof *S->rank);
+  S->msg = calloc((size_t)n * slots + 1, sizeof *S->msg);
+  S->scratch = calloc(maxg, sizeof *S->scratch);
+  ts_step_result *r = S->res;
+  r->rank_bytes = calloc((size_t)n * TS_DIM_COUNT + 1, sizeof *r->rank_bytes);
+  r->rank_finish = calloc(n + 1, sizeof *r->rank_finish);
+  r->rank_breakdown = calloc(n + 1, sizeof *r->rank_breakdown);
+  if (!S->rank || !S->msg || !S->scratch || !r->rank_bytes ||
+      !r->rank_finish || !r->rank_breakdown)
+    return TS_ENOMEM;
+  for (uint32_t i = 0; i < n; i++) S->rank[i].msg_base = i * slots;
+  return 0;
+}
+
+static int engine_new(step_state *S) {
+  int rc = ts_sim_new(&S->sim);
+  if (!rc) rc = ts_route_new(S->t, &S->o->route, NULL, &S->rt, S->d);
+  if (!rc) rc = ts_net_new(S->t, S->sim, &S->o->net, &S->net);
+  if (!rc) rc = ts_coll_exec_new(S->t, S->sim, S->net, S->rt, &S->x);
+  return rc;
+}
+
+static void state_free(step_state *S) {
+  ts_coll_exec_free(S->x);
+  ts_net_free(S->net);
+  ts_route_free(S->rt);
+  ts_sim_free(S->sim);
+  step_colls_free(&S->colls);
+  for (uint32_t i = 0; S->progs && i < S->nprogs; i++)
+    step_prog_free(&S->progs[i]);
+  free(S->progs);
+  free(S->rank);
+  free(S->msg);
+  free(S->scratch);
+  step_trace_free(&S->trace);
+}
+
+static void on_sample(ts_sim *sim, void *ctx, uint64_t arg) {
+  step_state *S = ctx;
+  step_trace_sample(&S->trace, S->net, ts_sim_now(sim));
+  if (S->finished < S->nranks && ts_sim_pending(sim) > 0)
+    ts_sim_schedule_in(sim, S->trace.interval, on_sample, S, arg, NULL);
+}
+
+/* ---- results ---------------------------------------------------------- */
+
+/* True when link a ranks above b: busier, then more bytes, then lower id. */
+static bool busier(const ts_step_link *a, const ts_step_link *b) {
+  if (a->busy != b->busy) return a->busy > b->busy;
+  if (a->bytes != b->bytes) return a->bytes > b->bytes;
+  return a->dir < b->dir;
+}
+
+static void top_links(step_state *S) {
+  ts_step_result *r = S->res;
+  uint32_t nd = 2 * ts_topo_link_count(S->t);
+  for (uint32_t d = 0; d < nd; d++) {
+    ts_net_dir_stats st;
+    if (ts_net_dir_stats_get(S->net, d, &st) || (!st.busy_ps && !st.bytes))
+      continue;
+    ts_step_link l = {d, st.bytes, st.busy_ps, 0};
+    if (r->ntop == TS_STEP_TOP_LINKS && !busier(&l, &r->top[r->ntop - 1]))
+      continue;
+    uint32_t i = r->ntop < TS_STEP_TOP_LINKS ? r->ntop++ : r->ntop - 1;
+    for (; i > 0 && busier(&l, &r->top[i - 1]); i--) r->top[i] = r->top[i - 1];
+    r->top[i] = l;
+  }
+  for (uint32_t i = 0; i < r->ntop && r->step_time; i++)
+    r->top[i].utilization = (double)r->top[i].busy / (double)r->step_time;
+}
+
+static void breakdowns(step_state *S) {
+  ts_step_result *r = S->res;
+  uint32_t n = S->nranks;
+  for (uint32_t i = 0; i < n; i++)
+    if (S->rank[i].finish > r->step_time) {
+      r->step_time = S->rank[i].finish;
+      r->critical_rank = i;
+    }
+  for (uint32_t i = 0; i < n; i++) {
+    ts_step_breakdown *b = &r->rank_breakdown[i];
+    *b = S->rank[i].bd;
+    ts_time_ps used = b->compute + b->bubble;
+    for (int k = 0; k < TS_DIM_COUNT; k++) used += b->exposed[k];
+    b->idle = used < r->step_time ? r->step_time - used : 0;
+    r->rank_finish[i] = S->rank[i].finish;
+    for (int k = 0; k < TS_DIM_COUNT; k++)
+      r->bytes_mean[k] += (double)r->rank_bytes[(size_t)i * TS_DIM_COUNT + k];
+  }
+  r->critical = r->rank_breakdown[r->critical_rank];
+  for (int k = 0; k < TS_DIM_COUNT; k++) {
+    r->bytes_critical[k] = r->rank_bytes[(size_t)r->critical_rank * TS_DIM_COUNT + k];
+    r->bytes_mean[k] /= n ? n : 1;
+    r->cross_node_mean[k] /= n ? n : 1;
+  }
+}
+
+static void rates(step_state *S, const ts_workload *w) {
+  ts_step_result *r = S->res;
+  const ts_gpu_model *g = gpu_model(S);
+  double s = ts_ps_to_s(r->step_time);
+  r->ranks = S->nranks;
+  r->microbatches = S->mb;
+  r->tokens_per_step = (double)S->c->global_batch * S->c->seq_len;
+  r->model_flops = ts_work_step_flops(w);
+  r->peak_flops = g ? g->bf16_flops : 0;
+  if (g && S->c->dtype == WORK_FP8 && g->fp8_flops > 0) r->peak_flops = g->fp8_flops;
+  if (s <= 0 || !S->nranks) return;
+  r->tokens_per_s = r->tokens_per_step / s;
+  r->flops_per_gpu = r->model_flops / s / S->nranks;
+  r->mfu = r->peak_flops > 0 ? r->flops_per_gpu / r->peak_flops : 0;
+}
+
+static int stuck(step_state *S) {
+  for (uint32_t i = 0; i < S->nranks; i++) {
+    const step_rank *R = &S->rank[i];
+    if (R->wait == W_DONE) continue;
+    const step_ins *in = &R->prog->ins[R->pc];
+    return ts_diag_set(S->d, TS_EINTERNAL, NULL, 0, 0, "%u of %u ranks never "
+                       "finished; rank %u waits at instruction %u of %u (op %d, "
+                       "group %s, micro-batch %d)", S->nranks - S->finished,
+                       S->nranks, i, R->pc, R->prog->n, in->op,
+                       ts_group_name((ts_group)in->group), in->micro);
+  }
+  return TS_EINTERNAL;
+}
+
+static int run(step_state *S) {
+  ts_time_ps est = 0;
+  for (uint32_t i = 0; i < S->nprogs; i++)
+    if (S->progs[i].compute > est) est = S->progs[i].compute;
+  int rc = step_trace_init(&S->trace, S->o, S->nranks,
+                           2 * ts_topo_link_count(S->t), est / 32);
+  if (rc) return rc;
+  for (uint32_t r = 0; r < S->nranks && !S->err; r++) rank_run(S, r);
+  if (S->trace.cap_samples)
+    ts_sim_schedule(S->sim, S->trace.interval, on_sample, S, 0, NULL);
+  if (!S->err) rc = ts_sim_run(S->sim);
+  if (!rc) rc = S->err;
+  if (!rc && !S->o->free_comm) rc = ts_coll_exec_status(S->x, S->d);
+  if (rc) {
+    if (!S->d || !S->d->msg[0])
+      ts_diag_set(S->d, rc, NULL, 0, 0, "step simulation failed: %s",
+                  ts_strerror(rc));
+    return rc;
+  }
+  if (S->finished < S->nranks) return stuck(S);
+  return 0;
+}
+
+static int results(step_state *S, const ts_workload *w) {
+  breakdowns(S);
+  rates(S, w);
+  top_links(S);
+  ts_step_result *r = S->res;
+  ts_net_stats_get(S->net, &r->net);
+  ts_sim_stats_get(S->sim, &r->sim);
+  r->transfers = ts_coll_exec_transfers(S->x);
+  r->wire_bytes = ts_coll_exec_wire_bytes(S->x);
+  if (S->trace.cap_samples) step_trace_sample(&S->trace, S->net, r->step_time);
+  return step_trace_finish(&S->trace, r);
+}
+
+void ts_step_opts_default(ts_step_opts *o) {
+  memset(o, 0, sizeof *o);
+  ts_net_config_default(&o->net);
+  o->compact_min = 8;
+}
+
+void ts_step_result_free(ts_step_result *r) {
+  if (!r) return;
+  free(r->rank_bytes);
+  free(r->rank_finish);
+  free(r->rank_breakdown);
+  free(r->slices);
+  free(r->counters);
+  memset(r, 0, sizeof *r);
+}
+
+const char *ts_step_dim_name(ts_step_dim d) {
+  static const char *const names[] = {"tp", "cp", "ep", "pp", "dp"};
+  return (unsigned)d < TS_DIM_COUNT ? names[d] : "?";
+}
+
+static int check_layout(const work_cfg *c, const ts_mapping *m, ts_diag *d) {
+  if (ts_mapping_group_size(m, TS_GROUP_TP) != c->tp ||
+      ts_mapping_group_size(m, TS_GROUP_PP) != c->pp ||
+      ts_mapping_group_size(m, TS_GROUP_CP) != c->cp ||
+      ts_mapping_group_size(m, TS_GROUP_EP) != c->ep ||
+      ts_mapping_ranks(m) != c->tp * c->cp * c->pp * c->dp)
+    return ts_diag_set(d, TS_EINVALID, NULL, 0, 0, "the mapping was made for "
+                       "another parallel layout than the workload's");
+  if (c->pp > 65535)
+    return ts_diag_set(d, TS_EINVALID, NULL, 0, 0, "pp %u > 65535", c->pp);
+  return 0;
+}
+
+int ts_step_run(const ts_workload *w, const ts_topo *t, const ts_mapping *m,
+                const ts_step_opts *o, ts_step_result *out, ts_diag *d) {
+  memset(out, 0, sizeof *out);
+  ts_step_opts def;
+  if (!o) {
+    ts_step_opts_default(&def);
+    o = &def;
+  }
+  work_cfg c;
+  work_derive(w, &c);
+  int rc = check_layout(&c, m, d);
+  if (rc) return rc;
+  step_state S;
+  memset(&S, 0, sizeof S);
+  S.t = t, S.m = m, S.c = &c, S.o = o, S.res = out, S.d = d;
+  S.v = work_chunks(&c);
+  S.mb = work_microbatches(&c);
+  S.nranks = ts_mapping_ranks(m);
+  rc = engine_new(&S);
+  if (!rc) rc = alloc_state(&S);
+  if (!rc) rc = step_colls_init(&S.colls, t, m, &c, o->compact_min);
+  if (!rc) rc = build_progs(&S, w);
+  S.hbm_bw = S.colls.params.hbm_bw;
+  if (!rc) rc = run(&S);
+  if (!rc) rc = results(&S, w);
+  if (rc == TS_ENOMEM) ts_diag_set(d, rc, NULL, 0, 0, "out of memory");
+  state_free(&S);
+  if (rc) ts_step_result_free(out);
+  return rc;
+}
