@@ -17,6 +17,7 @@ static const command commands[] = {
     {"topo", cli_topo, "load, validate and inspect a topology file"},
     {"plan", cli_plan, "size a rail-optimized fabric from design rules"},
     {"bench", cli_bench, "nccl-tests-style point-to-point benchmark on a topology"},
+    {"run", cli_run, "predict one training step of a workload on a topology"},
 };
 
 static void usage(FILE *out) {

@@ -1,0 +1,300 @@
+/* cli_run.c - `topsim run WORKLOAD`: predict one training step by running
+ * every rank's operation graph on the engine (ts_step.h), then print the
+ * breakdown (text or --json), optionally a Chrome/Perfetto trace, or just
+ * the placement of every rank (--placement). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+
+#include "cli/cli.h"
+#include "cli/cli_args.h"
+#include "topsim/ts_report_step.h"
+#include "topsim/ts_step.h"
+
+#define MAX_SETS 128
+
+typedef struct run_opts {
+  const char *file, *topology, *trace, *trace_ranks;
+  char *sets[MAX_SETS]; /* "key=value", in command-line order (owned) */
+  uint32_t nsets;
+  int json, stats, placement;
+  ts_step_opts step;
+} run_opts;
+
+static void run_help(void) {
+  printf(
+      "usage: topsim run WORKLOAD [options]\n\n"
+      "Predicts one training step: every rank's forward, backward and\n"
+      "optimizer work on a compute stream, TP/CP/EP/DP collectives and\n"
+      "pipeline sends on communication streams, all over the shared fabric.\n\n"
+      "workload overrides (same keys as the file, docs/workload-format.md):\n"
+      "  --tp N --cp N --pp N --dp N --ep N\n"
+      "  --micro-batch N --global-batch N\n"
+      "  --schedule gpipe|1f1b|interleaved   --virtual-stages N\n"
+      "  --recompute none|selective|full     --zero 0..3\n"
+      "  --set KEY=VALUE      any workload key; repeatable\n"
+      "  --topology FILE      topology (default: the workload's)\n"
+      "model:\n"
+      "  --fidelity flow|chunk   max-min flows (default) or chunked queues\n"
+      "  --no-pxn             send from the GPU's own NIC (default: PXN)\n"
+      "  --free-comm          every collective and send takes zero time\n"
+      "output:\n"
+      "  --placement          print every rank's placement and groups, exit\n"
+      "  --json               JSON instead of the text summary\n"
+      "  --trace FILE         Chrome/Perfetto trace-event JSON\n"
+      "  --trace-ranks LIST   ranks in the trace, e.g. 0-7,64 (default: all\n"
+      "                       up to 64 ranks, else the first TP group of\n"
+      "                       each pipeline stage)\n"
+      "  --stats              engine and network counters\n"
+      "  -h, --help           show this help\n\n"
+      "exit status: 0 ok, 64 usage, 65 bad workload or layout (mapping\n"
+      "refused, out of memory on a GPU), 66 no file, 74 trace not written\n");
+}
+
+static int add_set(run_opts *o, const char *key, const char *val) {
+  if (o->nsets == MAX_SETS) return cli_usage_error("run", "too many overrides");
+  size_t n = strlen(key) + strlen(val) + 2;
+  char *s = malloc(n);
+  if (!s) return EX_OSERR;
+  snprintf(s, n, "%s=%s", key, val);
+  o->sets[o->nsets++] = s;
+  return 0;
+}
+
+static const struct option longopts[] = {
+    {"tp", required_argument, NULL, 1},          {"cp", required_argument, NULL, 2},
+    {"pp", required_argument, NULL, 3},          {"dp", required_argument, NULL, 4},
+    {"ep", required_argument, NULL, 5},          {"micro-batch", required_argument, NULL, 6},
+    {"global-batch", required_argument, NULL, 7}, {"schedule", required_argument, NULL, 8},
+    {"recompute", required_argument, NULL, 9},   {"zero", required_argument, NULL, 10},
+    {"virtual-stages", required_argument, NULL, 11},
+    {"set", required_argument, NULL, 's'},       {"topology", required_argument, NULL, 'T'},
+    {"fidelity", required_argument, NULL, 'F'},  {"no-pxn", no_argument, NULL, 'P'},
+    {"free-comm", no_argument, NULL, 'Z'},       {"placement", no_argument, NULL, 'p'},
+    {"json", no_argument, NULL, 'j'},            {"trace", required_argument, NULL, 't'},
+    {"trace-ranks", required_argument, NULL, 'r'}, {"stats", no_argument, NULL, 'S'},
+    {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
+
+static const char *const set_keys[] = {
+    NULL, "tp", "cp", "pp", "dp", "ep", "micro_batch", "global_batch",
+    "schedule", "recompute", "zero_stage", "virtual_stages"};
+
+static int parse_opt(int c, const char *arg, run_opts *o) {
+  if (c >= 1 && c <= 11) return add_set(o, set_keys[c], arg);
+  switch (c) {
+  case 's': {
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg) return cli_usage_error("run", "--set takes KEY=VALUE");
+    if (o->nsets == MAX_SETS) return cli_usage_error("run", "too many overrides");
+    o->sets[o->nsets] = strdup(arg);
+    return o->sets[o->nsets++] ? 0 : EX_OSERR;
+  }
+  case 'T': o->topology = arg; return 0;
+  case 'F':
+    if (!strcmp(arg, "flow")) o->step.net.fidelity = TS_NET_FLOW;
+    else if (!strcmp(arg, "chunk")) o->step.net.fidelity = TS_NET_CHUNK;
+    else return cli_usage_error("run", "--fidelity must be flow or chunk");
+    return 0;
+  case 'P': o->step.route.no_pxn = 1; return 0;
+  case 'Z': o->step.free_comm = 1; return 0;
+  case 'p': o->placement = 1; return 0;
+  case 'j': o->json = 1; return 0;
+  case 't': o->trace = arg; return 0;
+  case 'r': o->trace_ranks = arg; return 0;
+  case 'S': o->stats = 1; return 0;
+  }
+  return cli_usage_error("run", "unknown option");
+}
+
+static int parse_opts(int argc, char **argv, run_opts *o) {
+  int c;
+  optind = 1;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    if (c == 'h') {
+      run_help();
+      return -1;
+    }
+    if (c == ':') return cli_usage_error("run", "%s needs a value", argv[optind - 1]);
+    if (c == '?') return cli_usage_error("run", "unknown option '%s'", argv[optind - 1]);
+    int rc = parse_opt(c, optarg, o);
+    if (rc) return rc;
+  }
+  if (optind != argc - 1) return cli_usage_error("run", "expected one WORKLOAD file");
+  o->file = argv[optind];
+  return 0;
+}
+
+/* Loads the workload, applies overrides, loads the topology. */
+static int load(run_opts *o, ts_workload **w, ts_topo **t) {
+  ts_diag d;
+  ts_diag_clear(&d);
+  int rc = ts_workload_load_file(o->file, w, &d);
+  if (rc) return cli_fail(&d, rc);
+  rc = ts_workload_override_list(*w, (const char *const *)o->sets, o->nsets, &d);
+  if (rc) return cli_fail(&d, rc);
+  const char *topo = o->topology ? o->topology : ts_workload_topology(*w);
+  if (!topo)
+    return cli_usage_error("run", "%s names no topology: give --topology FILE",
+                           o->file);
+  return cli_load_topo(topo, t);
+}
+
+static void print_placement(const ts_mapping *m, const ts_topo *t) {
+  printf("%-6s %-20s %5s %5s %4s %4s %4s %-20s %5s  %-8s %-8s %-8s %-8s %-8s\n",
+         "rank", "gpu", "host", "rack", "su", "nvl", "numa", "nic", "rail",
+         "tp", "cp", "pp", "dp", "ep");
+  static const ts_group order[] = {TS_GROUP_TP, TS_GROUP_CP, TS_GROUP_PP,
+                                   TS_GROUP_DP, TS_GROUP_EP};
+  for (uint32_t r = 0; r < ts_mapping_ranks(m); r++) {
+    const ts_rank_label *lb = ts_mapping_rank(m, r);
+    printf("%-6u %-20s %5d %5d %4d %4d %4d %-20s %5d ", r,
+           ts_topo_node_name(t, lb->gpu), lb->host, lb->rack, lb->su,
+           lb->nvl_domain, lb->numa,
+           lb->nic >= 0 ? ts_topo_node_name(t, (uint32_t)lb->nic) : "-", lb->rail);
+    for (int i = 0; i < 5; i++) {
+      char cell[24];
+      snprintf(cell, sizeof cell, "%u.%u", lb->group[order[i]], lb->index[order[i]]);
+      printf(" %-8s", cell);
+    }
+    printf("\n");
+  }
+}
+
+/* "0-7,64" -> rank list (ranks past the end are refused). */
+static int parse_ranks(const char *s, uint32_t n, uint32_t **out, uint32_t *cnt) {
+  uint32_t cap = 64;
+  *out = malloc(cap * sizeof **out);
+  *cnt = 0;
+  while (*out && *s) {
+    char *end;
+    unsigned long a = strtoul(s, &end, 10), b = a;
+    if (end == s) return -1;
+    if (*end == '-') {
+      s = end + 1;
+      b = strtoul(s, &end, 10);
+      if (end == s) return -1;
+    }
+    if (a > b || b >= n) return -1;
+    for (unsigned long i = a; i <= b; i++) {
+      if (*cnt == cap) {
+        uint32_t *v = realloc(*out, 2 * cap * sizeof *v);
+        if (!v) return -1;
+        *out = v;
+        cap *= 2;
+      }
+      (*out)[(*cnt)++] = (uint32_t)i;
+    }
+    s = end;
+    if (*s == ',') s++;
+    else if (*s) return -1;
+  }
+  return *out ? 0 : -1;
+}
+
+/* Default trace ranks: all up to 64, else the first TP group of each
+ * pipeline stage (stage s: the TP group of PP group 0's member s). */
+static int default_ranks(const ts_mapping *m, uint32_t **out, uint32_t *cnt) {
+  uint32_t n = ts_mapping_ranks(m), tp = ts_mapping_group_size(m, TS_GROUP_TP);
+  uint32_t pp = ts_mapping_group_size(m, TS_GROUP_PP);
+  *out = malloc((size_t)(n <= 64 ? n : tp * pp) * sizeof **out + 1);
+  if (!*out) return -1;
+  *cnt = 0;
+  if (n <= 64) {
+    for (uint32_t r = 0; r < n; r++) (*out)[(*cnt)++] = r;
+    return 0;
+  }
+  for (uint32_t s = 0; s < pp; s++) {
+    uint32_t r = ts_mapping_group_member(m, TS_GROUP_PP, 0, s);
+    uint32_t g = ts_mapping_rank(m, r)->group[TS_GROUP_TP];
+    for (uint32_t i = 0; i < tp; i++)
+      (*out)[(*cnt)++] = ts_mapping_group_member(m, TS_GROUP_TP, g, i);
+  }
+  return 0;
+}
+
+static void print_stats(const ts_step_result *r, FILE *o) {
+  fprintf(o, "\nstats\n  sim.events_processed: %llu\n  sim.peak_pending: %llu\n"
+             "  sim.wall_s: %.3f\n  collectives: %llu\n  transfers: %llu\n"
+             "  net.flows_started: %llu\n  net.bytes_sent: %llu\n"
+             "  net.bytes_delivered: %llu\n  net.solves: %llu\n",
+          (unsigned long long)r->sim.events_processed,
+          (unsigned long long)r->sim.peak_pending, r->sim.wall_s,
+          (unsigned long long)r->collectives, (unsigned long long)r->transfers,
+          (unsigned long long)r->net.flows_started,
+          (unsigned long long)r->net.bytes_sent,
+          (unsigned long long)r->net.bytes_delivered,
+          (unsigned long long)r->net.solves);
+}
+
+static int write_trace(const run_opts *o, const ts_step_result *r,
+                       const ts_mapping *m, const ts_topo *t) {
+  FILE *f = fopen(o->trace, "w");
+  if (!f) {
+    fprintf(stderr, "topsim run: cannot write '%s'\n", o->trace);
+    return EX_IOERR;
+  }
+  int rc = ts_report_step_trace(r, m, t, f);
+  if (fclose(f) || rc) {
+    fprintf(stderr, "topsim run: writing '%s' failed\n", o->trace);
+    return EX_IOERR;
+  }
+  return 0;
+}
+
+static int simulate(run_opts *o, const ts_workload *w, const ts_mapping *m,
+                    const ts_topo *t) {
+  uint32_t *ranks = NULL, n = 0;
+  if (o->trace) {
+    int bad = o->trace_ranks ? parse_ranks(o->trace_ranks, ts_mapping_ranks(m), &ranks, &n)
+                             : default_ranks(m, &ranks, &n);
+    if (bad) {
+      free(ranks);
+      return cli_usage_error("run", "--trace-ranks takes ranks below %u like "
+                             "0-7,64", ts_mapping_ranks(m));
+    }
+  }
+  o->step.trace_ranks = ranks;
+  o->step.ntrace_ranks = n;
+  ts_step_result r;
+  ts_diag d;
+  ts_diag_clear(&d);
+  int rc = ts_step_run(w, t, m, &o->step, &r, &d);
+  free(ranks);
+  if (rc) return cli_fail(&d, rc);
+  int st = o->json ? ts_report_step_json(&r, w, m, t, stdout)
+                   : ts_report_step_text(&r, w, m, t, stdout);
+  if (!st && o->stats) print_stats(&r, o->json ? stderr : stdout);
+  int ex = st ? EX_IOERR : 0;
+  if (!ex && o->trace) ex = write_trace(o, &r, m, t);
+  ts_step_result_free(&r);
+  return ex;
+}
+
+int cli_run(int argc, char **argv) {
+  run_opts o;
+  memset(&o, 0, sizeof o);
+  ts_step_opts_default(&o.step);
+  int rc = parse_opts(argc, argv, &o);
+  ts_workload *w = NULL;
+  ts_topo *t = NULL;
+  ts_mapping *m = NULL;
+  if (!rc) rc = load(&o, &w, &t);
+  if (!rc) {
+    ts_diag d;
+    ts_diag_clear(&d);
+    int e = ts_work_map(w, t, &m, &d);
+    if (e) rc = cli_fail(&d, e);
+  }
+  for (uint32_t i = 0; !rc && i < ts_mapping_warning_count(m); i++)
+    fprintf(stderr, "topsim run: warning: %s\n", ts_mapping_warning(m, i));
+  if (!rc && o.placement) print_placement(m, t);
+  else if (!rc) rc = simulate(&o, w, m, t);
+  for (uint32_t i = 0; i < o.nsets; i++) free(o.sets[i]);
+  ts_mapping_free(m);
+  ts_topo_free(t);
+  ts_workload_free(w);
+  return rc < 0 ? 0 : rc;
+}
