@@ -58,7 +58,18 @@ usage "names no GPU" "$topo" --src dgx0/gpu9 --dst 1
 usage "is not a size" "$topo" --pattern permutation -b 1X
 usage "--fidelity must be flow or chunk" "$topo" --pattern permutation --fidelity fluid
 usage "no node named" "$topo" --pattern permutation --fail compute/spine-g9-9
-usage "only sendrecv" "$topo" --op all_reduce --pattern permutation
+usage "are for sendrecv" "$topo" --op all_reduce --pattern permutation
+usage "--op all_to_allv: expected" "$topo" --op all_to_allv
+usage "--algo fastest: expected" "$topo" --op all_reduce --algo fastest
+usage "NVLS needs one host with an NVSwitch" "$topo" --op all_gather --algo nvls --nodes 1
+
+# Collectives: a golden nccl-tests table, JSON rows with the chosen algorithm.
+got=$("$bin" bench "$src/topologies/dgx-a100.yaml" --op all_reduce -b 8 -e 1G -f 64)
+if diff -u "$src/tests/golden/bench_dgx-a100_all_reduce.txt" <(printf '%s\n' "$got"); then ok
+else note "all_reduce output differs from the golden file"; fi
+"$bin" bench "$topo" --op all_gather --nodes 2 --json -b 1M -e 16M -f 4 \
+  | python3 -c 'import json,sys; d=json.load(sys.stdin); assert [r["algo"] for r in d["rows"]] and d["gpus"]==16, d' \
+  && ok || note "all_gather --json"
 "$bin" bench "$src/no/such.yaml" --pattern permutation >/dev/null 2>&1
 [ $? -eq 66 ] && ok || note "missing topology should exit 66"
 "$bin" bench --help | grep -q "usage: topsim bench" && ok || note "bench --help"

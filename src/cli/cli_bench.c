@@ -7,10 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sysexits.h>
 
 #include "cli/cli.h"
 #include "cli/cli_args.h"
+#include "topsim/ts_coll_run.h"
 #include "topsim/ts_p2p.h"
 
 #define MAX_FAULTS 64
@@ -21,6 +23,10 @@ typedef struct bench_opts {
   uint32_t nfail, ndegrade;
   uint64_t min_bytes, max_bytes, factor, seed;
   int json, stats;
+  int coll;                 /* a collective (else point-to-point) */
+  ts_coll_op op;
+  const char *nodes;        /* --nodes N: the first N nodes' GPUs */
+  ts_coll_run_opts cr;
   ts_p2p_opts p2p;
 } bench_opts;
 
@@ -30,12 +36,22 @@ static void bench_help(void) {
       "Point-to-point benchmark in the style of nccl-tests: every transfer of\n"
       "one message size starts at time 0; time is when the last one lands.\n\n"
       "traffic:\n"
-      "  --op sendrecv        operation (default; collectives come later)\n"
-      "  --src GPU --dst GPU  one transfer (GPU: index or name like dgx0/gpu3)\n"
-      "  --pattern P          permutation | shift:K | incast:K | bisection\n"
+      "  --op OP              sendrecv (default), all_reduce, all_gather,\n"
+      "                       reduce_scatter, all_to_all, broadcast, reduce\n"
+      "  --src GPU --dst GPU  sendrecv: one transfer (index or name dgx0/gpu3)\n"
+      "  --pattern P          sendrecv: permutation | shift:K | incast:K | bisection\n"
       "  --gpus SET           all (default) | node:N | rack:N | su:N | first:N |\n"
       "                       a comma list of GPUs\n"
+      "  --nodes N            collectives: the GPUs of the first N nodes\n"
       "  --seed N             permutation seed (default 1)\n"
+      "collectives:\n"
+      "  --algo A             auto (default) | ring | tree | hd | direct | hier | nvls\n"
+      "  --proto P            auto (default) | LL | LL128 | Simple\n"
+      "  --channels N         ring channels (default 1)\n"
+      "  --pipeline-chunk S   split every step into chunks of S (default: none)\n"
+      "  --compact            rings as O(p) long-lived neighbour flows\n"
+      "  --root N             broadcast/reduce root rank (default 0)\n"
+      "  --no-reduction-cost  reductions are free (default: a serial HBM pass)\n"
       "sizes (K/M/G are powers of 1024):\n"
       "  -b, --minbytes S     smallest message (default 8)\n"
       "  -e, --maxbytes S     largest message (default 128M)\n"
@@ -88,12 +104,69 @@ static int parse_model_opt(int c, const char *arg, bench_opts *o) {
   return cli_usage_error("bench", "unknown option");
 }
 
+/* --op: sendrecv, or a collective by its ts_coll name. */
+static int parse_op(const char *arg, bench_opts *o) {
+  static const ts_coll_op ops[] = {TS_COLL_ALL_REDUCE, TS_COLL_ALL_GATHER,
+                                   TS_COLL_REDUCE_SCATTER, TS_COLL_ALL_TO_ALL,
+                                   TS_COLL_BROADCAST, TS_COLL_REDUCE};
+  o->coll = 0;
+  if (!strcmp(arg, "sendrecv")) return 0;
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    if (!strcmp(arg, ts_coll_op_name(ops[i]))) {
+      o->coll = 1;
+      o->op = ops[i];
+      return 0;
+    }
+  return cli_usage_error("bench", "--op %s: expected sendrecv, all_reduce, "
+                         "all_gather, reduce_scatter, all_to_all, broadcast "
+                         "or reduce", arg);
+}
+
+static int parse_algo(const char *arg, bench_opts *o) {
+  for (int a = 0; a < TS_COLL_ALGO_COUNT; a++)
+    if (!strcmp(arg, ts_coll_algo_name((ts_coll_algo)a))) {
+      o->cr.params.algo = (ts_coll_algo)a;
+      return 0;
+    }
+  return cli_usage_error("bench", "--algo %s: expected auto, ring, tree, hd, "
+                         "direct, hier or nvls", arg);
+}
+
+static int parse_proto(const char *arg, bench_opts *o) {
+  for (int q = 0; q <= TS_COLL_PROTO_AUTO; q++)
+    if (!strcasecmp(arg, ts_coll_proto_name((ts_coll_proto)q))) {
+      o->cr.params.proto = (ts_coll_proto)q;
+      return 0;
+    }
+  return cli_usage_error("bench", "--proto %s: expected auto, LL, LL128 or Simple", arg);
+}
+
+static int parse_coll_opt(int c, const char *arg, bench_opts *o) {
+  uint64_t v;
+  switch (c) {
+  case 'a': return parse_algo(arg, o);
+  case 'q': return parse_proto(arg, o);
+  case 'n': o->nodes = arg; return 0;
+  case 'c':
+    if (cli_parse_uint("bench", "--channels", arg, 1, 64, &v)) return EX_USAGE;
+    o->cr.params.channels = (uint32_t)v;
+    return 0;
+  case 'k':
+    return cli_parse_bytes("bench", "--pipeline-chunk", arg, &o->cr.params.chunk_bytes)
+               ? EX_USAGE : 0;
+  case 'm': o->cr.compact = 1; return 0;
+  case 'N': o->cr.no_reduction_cost = 1; return 0;
+  case 'r':
+    if (cli_parse_uint("bench", "--root", arg, 0, 1u << 30, &v)) return EX_USAGE;
+    o->cr.params.root = (int)v;
+    return 0;
+  }
+  return parse_model_opt(c, arg, o);
+}
+
 static int parse_opt(int c, const char *arg, bench_opts *o) {
   switch (c) {
-  case 'o':
-    if (strcmp(arg, "sendrecv"))
-      return cli_usage_error("bench", "--op %s: only sendrecv is available yet", arg);
-    return 0;
+  case 'o': return parse_op(arg, o);
   case 's': o->src = arg; return 0;
   case 'd': o->dst = arg; return 0;
   case 'p': o->pattern = arg; return 0;
@@ -114,7 +187,7 @@ static int parse_opt(int c, const char *arg, bench_opts *o) {
     o->degrade[o->ndegrade++] = arg;
     return 0;
   }
-  return parse_model_opt(c, arg, o);
+  return parse_coll_opt(c, arg, o);
 }
 
 static int parse_opts(int argc, char **argv, bench_opts *o) {
@@ -129,6 +202,11 @@ static int parse_opts(int argc, char **argv, bench_opts *o) {
       {"no-pxn", no_argument, NULL, 'P'},         {"alpha", required_argument, NULL, 'A'},
       {"fail", required_argument, NULL, 'K'},     {"degrade", required_argument, NULL, 'D'},
       {"json", no_argument, NULL, 'j'},           {"stats", no_argument, NULL, 't'},
+      {"algo", required_argument, NULL, 'a'},     {"proto", required_argument, NULL, 'q'},
+      {"nodes", required_argument, NULL, 'n'},    {"channels", required_argument, NULL, 'c'},
+      {"pipeline-chunk", required_argument, NULL, 'k'}, {"compact", no_argument, NULL, 'm'},
+      {"root", required_argument, NULL, 'r'},
+      {"no-reduction-cost", no_argument, NULL, 'N'},
       {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
   int c;
   optind = 1;
@@ -145,6 +223,15 @@ static int parse_opts(int argc, char **argv, bench_opts *o) {
   }
   if (optind != argc - 1) return cli_usage_error("bench", "expected one topology FILE");
   o->file = argv[optind];
+  if (o->coll) {
+    if (o->src || o->dst || o->pattern)
+      return cli_usage_error("bench", "--src/--dst/--pattern are for sendrecv");
+    if (o->nodes && o->gpus)
+      return cli_usage_error("bench", "give --gpus or --nodes, not both");
+    return o->min_bytes > o->max_bytes
+               ? cli_usage_error("bench", "-b is larger than -e") : 0;
+  }
+  if (o->nodes) return cli_usage_error("bench", "--nodes is for collectives");
   if (!o->pattern == !(o->src || o->dst))
     return cli_usage_error("bench", "give either --src and --dst, or --pattern");
   if ((o->src != NULL) != (o->dst != NULL))
@@ -228,8 +315,10 @@ static int apply_faults(const ts_topo *t, const bench_opts *o, ts_route_state *s
 }
 
 typedef struct bench_row {
-  uint64_t size;
+  uint64_t size, count;
   double time_us, algbw, busbw;
+  ts_coll_algo algo;
+  ts_coll_proto proto;
 } bench_row;
 
 static void print_header(const ts_topo *t, const bench_opts *o,
@@ -249,6 +338,34 @@ static void print_row(const bench_row *r) {
   printf("  %10llu %12llu %8s %6s %6d %12.2f %8.2f %8.2f\n",
          (unsigned long long)r->size, (unsigned long long)(r->size / 4), "float",
          "none", -1, r->time_us, r->algbw, r->busbw);
+}
+
+/* nccl-tests prints "sum" for reductions and the root for rooted ops. */
+static int is_reduction(ts_coll_op op) {
+  return op == TS_COLL_ALL_REDUCE || op == TS_COLL_REDUCE_SCATTER ||
+         op == TS_COLL_REDUCE;
+}
+
+static int root_of(const bench_opts *o) {
+  return o->op == TS_COLL_BROADCAST || o->op == TS_COLL_REDUCE ? o->cr.params.root : -1;
+}
+
+static void print_coll_header(const ts_topo *t, const bench_opts *o, uint32_t n) {
+  printf("# topsim bench: %s, op %s over %u GPUs, fidelity %s%s\n", ts_topo_name(t),
+         ts_coll_op_name(o->op), n,
+         o->cr.net.fidelity == TS_NET_CHUNK ? "chunk" : "flow",
+         o->cr.compact ? ", compact rings" : "");
+  printf("#\n# %10s %12s %8s %6s %6s %12s %8s %8s  %s\n", "size", "count", "type",
+         "redop", "root", "time", "algbw", "busbw", "algorithm");
+  printf("# %10s %12s %8s %6s %6s %12s %8s %8s\n", "(B)", "(elements)", "", "",
+         "", "(us)", "(GB/s)", "(GB/s)");
+}
+
+static void print_coll_row(const bench_opts *o, const bench_row *r) {
+  printf("  %10llu %12llu %8s %6s %6d %12.2f %8.2f %8.2f  %s/%s\n",
+         (unsigned long long)r->size, (unsigned long long)r->count, "float",
+         is_reduction(o->op) ? "sum" : "none", root_of(o), r->time_us, r->algbw,
+         r->busbw, ts_coll_algo_name(r->algo), ts_coll_proto_name(r->proto));
 }
 
 static void print_stats(const ts_p2p_result *r) {
@@ -311,6 +428,102 @@ static int sweep(const ts_topo *t, const bench_opts *o, const ts_p2p_pairs *p,
   return 0;
 }
 
+/* GPU set of a collective: --nodes N, --gpus SET, or every GPU. */
+static int coll_gpus(const ts_topo *t, const bench_opts *o, uint32_t **set,
+                     uint32_t *n) {
+  if (!o->nodes) return cli_parse_gpu_set("bench", t, o->gpus ? o->gpus : "all", set, n);
+  uint64_t nodes;
+  if (cli_parse_uint("bench", "--nodes", o->nodes, 1, UINT32_MAX, &nodes)) return -1;
+  const uint32_t *gpus;
+  uint32_t total = ts_topo_gpus(t, &gpus);
+  *set = malloc(((size_t)total + 1) * sizeof **set);
+  if (!*set) return -1;
+  *n = 0;
+  for (uint32_t i = 0; i < total; i++)
+    if ((uint64_t)ts_topo_node(t, gpus[i])->host < nodes) (*set)[(*n)++] = gpus[i];
+  if (*n) return 0;
+  cli_usage_error("bench", "--nodes %s selects no GPU", o->nodes);
+  return -1;
+}
+
+static int coll_sweep(const ts_topo *t, const bench_opts *o, const uint32_t *g,
+                      uint32_t n, bench_row *rows, uint32_t *nrows,
+                      ts_coll_run_result *last) {
+  ts_diag d;
+  ts_diag_clear(&d);
+  *nrows = 0;
+  for (uint64_t s = o->min_bytes; s <= o->max_bytes && *nrows < 80; s *= o->factor) {
+    bench_row *r = &rows[*nrows];
+    r->size = ts_coll_nccltests_size(o->op, (int)n, s, 4);
+    r->count = ts_coll_nccltests_count(o->op, (int)n, s, 4);
+    int rc = ts_coll_run(t, g, n, o->op, r->size, &o->cr, last, &d);
+    if (rc == TS_EUSAGE) return cli_usage_error("bench", "%s", d.msg);
+    if (rc) return cli_fail(&d, rc);
+    double sec = (double)last->time / 1e12;
+    r->time_us = (double)last->time / 1e6;
+    r->algbw = sec > 0 ? ts_coll_algbw(r->size, sec) / 1e9 : 0;
+    r->busbw = sec > 0 ? ts_coll_busbw(o->op, (int)n, r->size, sec) / 1e9 : 0;
+    r->algo = last->algo;
+    r->proto = last->proto;
+    (*nrows)++;
+    if (s > o->max_bytes / o->factor) break;
+  }
+  return 0;
+}
+
+static int coll_json(const ts_topo *t, const bench_opts *o, uint32_t n,
+                     const bench_row *rows, uint32_t nrows) {
+  json_t *a = json_array();
+  for (uint32_t i = 0; i < nrows; i++)
+    json_array_append_new(a, json_pack(
+        "{s:I,s:I,s:s,s:s,s:i,s:f,s:f,s:f,s:s,s:s}", "size",
+        (json_int_t)rows[i].size, "count", (json_int_t)rows[i].count, "type",
+        "float", "redop", is_reduction(o->op) ? "sum" : "none", "root", root_of(o),
+        "time_us", rows[i].time_us, "algbw_GBps", rows[i].algbw, "busbw_GBps",
+        rows[i].busbw, "algo", ts_coll_algo_name(rows[i].algo), "proto",
+        ts_coll_proto_name(rows[i].proto)));
+  json_t *j = json_pack("{s:s,s:s,s:i,s:s,s:b,s:o}", "topology", ts_topo_name(t),
+                        "op", ts_coll_op_name(o->op), "gpus", (int)n, "fidelity",
+                        o->cr.net.fidelity == TS_NET_CHUNK ? "chunk" : "flow",
+                        "compact", o->cr.compact, "rows", a);
+  if (!j) return EX_SOFTWARE;
+  int rc = json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+  json_decref(j);
+  putchar('\n');
+  return rc ? EX_IOERR : 0;
+}
+
+static int run_coll(const ts_topo *t, bench_opts *o) {
+  uint32_t *g = NULL, n = 0, nrows = 0;
+  bench_row rows[80];
+  ts_coll_run_result last;
+  o->cr.net = o->p2p.net; /* --fidelity, --chunk-size, --port-buffer */
+  o->cr.route = o->p2p.route;
+  o->cr.state = o->p2p.state;
+  int rc = coll_gpus(t, o, &g, &n) ? EX_USAGE : 0;
+  if (!rc) rc = coll_sweep(t, o, g, n, rows, &nrows, &last);
+  if (!rc && o->json) rc = coll_json(t, o, n, rows, nrows);
+  else if (!rc) {
+    print_coll_header(t, o, n);
+    double sum = 0;
+    for (uint32_t i = 0; i < nrows; i++) {
+      print_coll_row(o, &rows[i]);
+      sum += rows[i].busbw;
+    }
+    printf("# Avg bus bandwidth    : %g\n", nrows ? sum / nrows : 0.0);
+    if (o->stats)
+      printf("# stats of the largest size:\n# coll.transfers: %llu\n"
+             "# sim.events_processed: %llu\n# sim.wall_s: %.6f\n"
+             "# net.flows_started: %llu\n# net.solves: %llu\n",
+             (unsigned long long)last.transfers,
+             (unsigned long long)last.sim.events_processed, last.sim.wall_s,
+             (unsigned long long)last.net.flows_started,
+             (unsigned long long)last.net.solves);
+  }
+  free(g);
+  return rc;
+}
+
 static int run_bench(const ts_topo *t, bench_opts *o) {
   ts_route_state *state = NULL;
   ts_p2p_pairs pairs = {0};
@@ -319,8 +532,13 @@ static int run_bench(const ts_topo *t, bench_opts *o) {
   ts_p2p_result last;
   int rc = ts_route_state_new(t, &state) ? EX_OSERR : 0;
   if (!rc) rc = apply_faults(t, o, state);
-  if (!rc) rc = make_pairs(t, o, &pairs, &set_size);
   o->p2p.state = state;
+  if (!rc && o->coll) {
+    rc = run_coll(t, o);
+    ts_route_state_free(state);
+    return rc;
+  }
+  if (!rc) rc = make_pairs(t, o, &pairs, &set_size);
   if (!rc) rc = sweep(t, o, &pairs, rows, &nrows, &last);
   if (!rc && o->json) rc = print_json(t, o, set_size, pairs.count, rows, nrows);
   else if (!rc) {
@@ -342,6 +560,7 @@ int cli_bench(int argc, char **argv) {
   bench_opts o;
   memset(&o, 0, sizeof o);
   ts_p2p_opts_default(&o.p2p);
+  ts_coll_run_opts_default(&o.cr);
   o.min_bytes = 8;
   o.max_bytes = 128ULL << 20;
   o.factor = 2;

@@ -1,0 +1,172 @@
+/* coll_run.c - one collective on a topology, end to end (ts_coll_run.h):
+ * communicator from topology labels, cost-model bandwidths from the links,
+ * lowering, and a run of the plan on a fresh engine + network + router. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "topsim/ts_coll_exec.h"
+#include "topsim/ts_coll_run.h"
+
+/* First NVLS-capable NVSwitch of host, or TS_NONE. */
+static int32_t nvls_switch(const ts_topo *t, uint32_t gpu) {
+  const uint32_t *adj = ts_topo_adj(t, gpu);
+  for (uint32_t i = 0; i < ts_topo_degree(t, gpu); i++) {
+    uint32_t sw = ts_topo_dir_head(t, adj[i]);
+    const ts_node *n = ts_topo_node(t, sw);
+    if (n->kind == TS_NODE_NVSWITCH && (n->flags & TS_NODE_F_NVLS)) return (int32_t)sw;
+  }
+  return TS_NONE;
+}
+
+int ts_coll_comm_from_topo(const ts_topo *t, const uint32_t *gpus, uint32_t n,
+                           ts_coll_comm **out) {
+  int *ids = malloc((size_t)(n ? n : 1) * sizeof *ids);
+  int *hosts = malloc((size_t)(n ? n : 1) * sizeof *hosts);
+  int rc = ids && hosts ? 0 : TS_ENOMEM;
+  for (uint32_t i = 0; !rc && i < n; i++) {
+    ids[i] = (int)gpus[i];
+    hosts[i] = ts_topo_node(t, gpus[i])->host;
+  }
+  if (!rc) rc = ts_coll_comm_new(ids, (int)n, out);
+  if (!rc) rc = ts_coll_comm_set_hosts(*out, hosts);
+  /* NVLS is declared per host: the first rank of each host finds its chip. */
+  for (uint32_t i = 0; !rc && i < n; i++) {
+    if (i && hosts[i] == hosts[i - 1]) continue;
+    int32_t sw = nvls_switch(t, gpus[i]);
+    if (sw != TS_NONE) rc = ts_coll_comm_set_nvls(*out, hosts[i], sw);
+  }
+  free(ids);
+  free(hosts);
+  if (rc && *out) {
+    ts_coll_comm_free(*out);
+    *out = NULL;
+  }
+  return rc;
+}
+
+/* Backend NIC bandwidth of gpu's host divided by the host's GPUs. */
+static double nic_share(const ts_topo *t, int32_t host) {
+  double nic = 0;
+  uint32_t gpus = 0;
+  for (uint32_t i = 0; i < ts_topo_node_count(t); i++) {
+    const ts_node *n = ts_topo_node(t, i);
+    if (n->host != host) continue;
+    gpus += n->kind == TS_NODE_GPU;
+    if (n->kind != TS_NODE_NIC || n->plane == TS_NO_PLANE ||
+        ts_topo_plane(t, n->plane)->kind != TS_PLANE_BACKEND)
+      continue;
+    const uint32_t *adj = ts_topo_adj(t, i);
+    for (uint32_t k = 0; k < ts_topo_degree(t, i); k++) {
+      const ts_link *l = ts_topo_link(t, adj[k] >> 1);
+      if (l->kind == TS_LINK_NET) nic += l->bandwidth;
+    }
+  }
+  return gpus ? nic / gpus : 0;
+}
+
+void ts_coll_params_from_topo(const ts_topo *t, uint32_t gpu, ts_coll_params *p) {
+  double nvlink = 0, pcie = 0;
+  const uint32_t *adj = ts_topo_adj(t, gpu);
+  for (uint32_t i = 0; i < ts_topo_degree(t, gpu); i++) {
+    const ts_link *l = ts_topo_link(t, adj[i] >> 1);
+    if (l->kind == TS_LINK_NVLINK) nvlink += l->bandwidth;
+    else if (l->kind == TS_LINK_PCIE || l->kind == TS_LINK_C2C) pcie += l->bandwidth;
+  }
+  const ts_node *g = ts_topo_node(t, gpu);
+  p->bw_intra = nvlink > 0 ? nvlink : pcie;
+  p->bw_nvls = p->bw_intra;
+  double inter = nic_share(t, g->host);
+  p->bw_inter = inter > 0 ? inter : p->bw_intra;
+  p->hbm_bw = ts_topo_gpu_model(t, g->model)->hbm_bandwidth;
+}
+
+void ts_coll_run_opts_default(ts_coll_run_opts *o) {
+  memset(o, 0, sizeof *o);
+  ts_coll_params_default(&o->params);
+  o->params.bw_intra = o->params.bw_inter = o->params.bw_nvls = 0;
+  o->params.hbm_bw = 0;
+  ts_net_config_default(&o->net);
+}
+
+typedef struct run_ctx {
+  ts_sim *sim;
+  ts_time_ps end;
+  int done;
+} run_ctx;
+
+static void on_done(void *ctx, uint64_t tag) {
+  (void)tag;
+  run_ctx *c = ctx;
+  c->end = ts_sim_now(c->sim);
+  c->done = 1;
+}
+
+/* Params with the topology's bandwidths filled in where left at zero. */
+static ts_coll_params topo_params(const ts_topo *t, uint32_t gpu,
+                                  const ts_coll_params *given) {
+  ts_coll_params p = *given, from;
+  ts_coll_params_from_topo(t, gpu, &from);
+  if (p.bw_intra <= 0) p.bw_intra = from.bw_intra;
+  if (p.bw_inter <= 0) p.bw_inter = from.bw_inter;
+  if (p.bw_nvls <= 0) p.bw_nvls = from.bw_nvls;
+  if (p.hbm_bw <= 0) p.hbm_bw = from.hbm_bw;
+  return p;
+}
+
+static int execute(const ts_topo *t, const ts_coll_plan *plan, double hbm_bw,
+                   const ts_coll_run_opts *o, ts_coll_run_result *out,
+                   ts_diag *d) {
+  ts_sim *sim = NULL;
+  ts_route *rt = NULL;
+  ts_net *net = NULL;
+  ts_coll_exec *x = NULL;
+  run_ctx c = {NULL, 0, 0};
+  int rc = ts_sim_new(&sim);
+  if (!rc) rc = ts_route_new(t, &o->route, o->state, &rt, d);
+  if (!rc) rc = ts_net_new(t, sim, &o->net, &net);
+  for (uint32_t l = 0; !rc && o->state && l < ts_topo_link_count(t); l++) {
+    double f = ts_route_link_up(o->state, l) ? ts_route_link_factor(o->state, l) : 0;
+    if (f != 1.0) rc = ts_net_set_link_factor(net, l, f);
+  }
+  if (!rc) rc = ts_coll_exec_new(t, sim, net, rt, &x);
+  c.sim = sim;
+  if (!rc) rc = ts_coll_exec_start(x, plan, hbm_bw, on_done, &c, 1);
+  if (!rc) rc = ts_sim_run(sim);
+  if (!rc) rc = ts_coll_exec_status(x, d);
+  if (!rc && !c.done)
+    rc = ts_diag_set(d, TS_EINTERNAL, NULL, 0, 0, "the collective did not complete");
+  if (!rc) {
+    out->time = c.end;
+    out->transfers = ts_coll_exec_transfers(x);
+    out->wire_bytes = ts_coll_exec_wire_bytes(x);
+    ts_net_stats_get(net, &out->net);
+    ts_sim_stats_get(sim, &out->sim);
+  }
+  ts_coll_exec_free(x);
+  ts_net_free(net);
+  ts_route_free(rt);
+  ts_sim_free(sim);
+  return rc;
+}
+
+int ts_coll_run(const ts_topo *t, const uint32_t *gpus, uint32_t n,
+                ts_coll_op op, uint64_t bytes, const ts_coll_run_opts *o,
+                ts_coll_run_result *out, ts_diag *d) {
+  memset(out, 0, sizeof *out);
+  if (n == 0) return ts_diag_set(d, TS_EUSAGE, NULL, 0, 0, "no GPUs selected");
+  ts_coll_comm *comm = NULL;
+  ts_coll_plan *plan = NULL;
+  ts_coll_params p = topo_params(t, gpus[0], &o->params);
+  int rc = ts_coll_comm_from_topo(t, gpus, n, &comm);
+  if (rc) return ts_diag_set(d, rc, NULL, 0, 0, "cannot build the communicator");
+  rc = ts_coll_lower(comm, op, bytes, &p, o->compact ? TS_COLL_COMPACT : 0, &plan, d);
+  if (!rc) {
+    out->algo = ts_coll_plan_algo(plan);
+    out->proto = ts_coll_plan_proto(plan);
+    out->predicted_s = ts_coll_plan_predicted_s(plan);
+    rc = execute(t, plan, o->no_reduction_cost ? 0 : p.hbm_bw, o, out, d);
+  }
+  ts_coll_plan_free(plan);
+  ts_coll_comm_free(comm);
+  return rc;
+}
