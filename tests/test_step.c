@@ -1,0 +1,283 @@
+/* test_step.c - the step model (ts_step.h): pipeline bubbles under free
+ * communication, topology sensitivity of TP and EP, byte accounting,
+ * conservation, determinism, and the CLI's refusal of layouts that do not
+ * fit in memory. System everywhere: the first GPUs of
+ * topologies/cluster-1tier-dgx-a100.yaml (40 DGX A100 nodes, 8 GPUs on
+ * NVSwitch each, 8 HDR rails on one leaf tier). */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topsim/ts_report_step.h"
+#include "topsim/ts_step.h"
+#include "topsim/ts_work.h"
+
+#define TOPO "topologies/cluster-1tier-dgx-a100.yaml"
+
+/* Dense model with uniform layers and a tiny vocabulary, so embedding and
+ * logits add well under 1% to the first and last stages. */
+static const char *dense =
+    "topsim: 1\nname: uniform\n"
+    "model: {layers: 8, hidden: 1024, heads: 8, seq_len: 1024, vocab: 128}\n"
+    "training: {global_batch: 8, micro_batch: 1, schedule: 1f1b}\n"
+    "parallelism: {tp: 1, pp: 4, dp: 1, gpus: 4}\n";
+
+static ts_workload *load_work(const char *yaml, const char *const *kv,
+                              size_t n) {
+  ts_workload *w = NULL;
+  ts_diag d;
+  ts_diag_clear(&d);
+  int rc = ts_workload_load_buffer(yaml, strlen(yaml), "<test>", &w, &d);
+  if (!rc) rc = ts_workload_override_list(w, kv, n, &d);
+  if (rc) fail_msg("%s", d.msg);
+  return w;
+}
+
+static void run(const ts_workload *w, const ts_topo *t, int free_comm,
+                ts_mapping **m, ts_step_result *r) {
+  ts_diag d;
+  ts_diag_clear(&d);
+  int rc = ts_work_map(w, t, m, &d);
+  if (rc) fail_msg("map: %s", d.msg);
+  ts_step_opts o;
+  ts_step_opts_default(&o);
+  o.free_comm = free_comm;
+  rc = ts_step_run(w, t, *m, &o, r, &d);
+  if (rc) fail_msg("step: %s", d.msg);
+}
+
+/* Optimizer time of stage 0 (charged after the pipeline drains). */
+static ts_time_ps optimizer_ps(const ts_workload *w, const ts_topo *t) {
+  ts_op *ops;
+  size_t n;
+  const ts_gpu_model *g = ts_topo_gpu_model(t, 0);
+  assert_int_equal(ts_work_ops(w, g, 0, 0, &ops, &n), 0);
+  ts_time_ps opt = 0;
+  for (size_t i = 0; i < n; i++)
+    if (ops[i].phase == TS_PHASE_STEP) opt += ops[i].time;
+  free(ops);
+  return opt;
+}
+
+/* p = 4 stages, m = 8 micro-batches, uniform stages, free communication:
+ * every stage computes m (F + B) and the pipeline spans (m + p - 1)(F + B),
+ * so stage 0 (the last to finish) waits (p - 1)(F + B) on receives:
+ * bubble / (step - optimizer) = (p - 1) / (m + p - 1) = 3/11 = 0.2727. */
+static void check_bubble(const char *schedule) {
+  ts_topo *t = tu_load(TOPO);
+  char kv[64];
+  snprintf(kv, sizeof kv, "schedule=%s", schedule);
+  const char *sets[] = {kv};
+  ts_workload *w = load_work(dense, sets, 1);
+  ts_mapping *m = NULL;
+  ts_step_result r;
+  run(w, t, 1, &m, &r);
+  const ts_rank_label *lb = ts_mapping_rank(m, r.critical_rank);
+  assert_int_equal(lb->index[TS_GROUP_PP], 0);
+  double span = (double)(r.step_time - optimizer_ps(w, t));
+  double frac = (double)r.critical.bubble / span, want = 3.0 / 11.0;
+  assert_true(frac > want * 0.99 && frac < want * 1.01);
+  for (int d = 0; d < TS_DIM_COUNT; d++) assert_int_equal(r.critical.exposed[d], 0);
+  ts_step_result_free(&r);
+  ts_mapping_free(m);
+  ts_workload_free(w);
+  ts_topo_free(t);
+}
+
+static void test_bubble_1f1b(void **state) {
+  (void)state;
+  check_bubble("1f1b");
+}
+
+static void test_bubble_gpipe(void **state) {
+  (void)state;
+  check_bubble("gpipe");
+}
+
+/* Interleaved with v = 2 virtual stages: the bubble shrinks to
+ * (p - 1) / (v m + p - 1) of the span = 3/19 (Narayanan et al. 2021). */
+static void test_bubble_interleaved(void **state) {
+  (void)state;
+  ts_topo *t = tu_load(TOPO);
+  const char *sets[] = {"schedule=interleaved", "virtual_stages=2"};
+  ts_workload *w = load_work(dense, sets, 2);
+  ts_mapping *m = NULL;
+  ts_step_result r;
+  run(w, t, 1, &m, &r);
+  double span = (double)(r.step_time - optimizer_ps(w, t));
+  double frac = (double)r.critical.bubble / span, want = 3.0 / 19.0;
+  assert_true(frac > want * 0.98 && frac < want * 1.02);
+  ts_step_result_free(&r);
+  ts_mapping_free(m);
+  ts_workload_free(w);
+  ts_topo_free(t);
+}
+
+static const char *tp8 =
+    "topsim: 1\nname: tp8\n"
+    "model: {layers: 4, hidden: 4096, heads: 32, seq_len: 2048, vocab: 32000}\n"
+    "training: {global_batch: 8, micro_batch: 1}\n"
+    "parallelism: {tp: 8, pp: 1, dp: 2, gpus: 16}\n";
+
+/* TP 8 x DP 2 on two DGX nodes. Default order (tp innermost): each TP
+ * group is one node, its all-reduces ride NVLink (~235 GB/s per GPU).
+ * Order dp-tp-...: each TP group takes 4 GPUs of each node, so its ring
+ * crosses the 25 GB/s HDR NICs twice per ring: the same model is slower. */
+static void test_tp_inside_node_faster(void **state) {
+  (void)state;
+  ts_topo *t = tu_load(TOPO);
+  ts_workload *a = load_work(tp8, NULL, 0);
+  const char *split[] = {"order=dp-tp-cp-ep-pp"};
+  ts_workload *b = load_work(tp8, split, 1);
+  ts_mapping *ma = NULL, *mb = NULL;
+  ts_step_result ra, rb;
+  run(a, t, 0, &ma, &ra);
+  run(b, t, 0, &mb, &rb);
+  assert_true(ra.step_time < rb.step_time);
+  assert_true(ra.critical.exposed[TS_DIM_TP] < rb.critical.exposed[TS_DIM_TP]);
+  ts_step_result_free(&ra);
+  ts_step_result_free(&rb);
+  ts_mapping_free(ma);
+  ts_mapping_free(mb);
+  ts_workload_free(a);
+  ts_workload_free(b);
+  ts_topo_free(t);
+}
+
+static const char *moe =
+    "topsim: 1\nname: moe\n"
+    "model: {layers: 2, hidden: 2048, heads: 16, seq_len: 1024, vocab: 32000,\n"
+    "        experts: 32, top_k: 4, expert_ffn_hidden: 1024}\n"
+    "training: {global_batch: 16, micro_batch: 1}\n"
+    "parallelism: {tp: 1, pp: 1, dp: 16, ep: 16, gpus: 16}\n";
+
+/* EP 16 over two nodes, 32 experts, top-4 routing. Unlimited, a token's
+ * 4 experts are spread over both nodes; node-limited to M = 1 node, the
+ * dispatch sends one copy per destination node, so cross-node EP bytes
+ * drop (ts_work_comm's dedup model), and the simulated step moves them. */
+static void test_ep_node_limited(void **state) {
+  (void)state;
+  ts_topo *t = tu_load(TOPO);
+  ts_workload *a = load_work(moe, NULL, 0);
+  const char *lim[] = {"node_limited_routing=1"};
+  ts_workload *b = load_work(moe, lim, 1);
+  ts_mapping *ma = NULL, *mb = NULL;
+  ts_step_result ra, rb;
+  run(a, t, 0, &ma, &ra);
+  run(b, t, 0, &mb, &rb);
+  assert_true(ra.cross_node_mean[TS_DIM_EP] > 0);
+  assert_true(rb.cross_node_mean[TS_DIM_EP] < ra.cross_node_mean[TS_DIM_EP]);
+  assert_true(rb.net.bytes_sent < ra.net.bytes_sent);
+  ts_step_result_free(&ra);
+  ts_step_result_free(&rb);
+  ts_mapping_free(ma);
+  ts_mapping_free(mb);
+  ts_workload_free(a);
+  ts_workload_free(b);
+  ts_topo_free(t);
+}
+
+static const char *mixed =
+    "topsim: 1\nname: mixed\n"
+    "model: {layers: 4, hidden: 1024, heads: 8, seq_len: 2048, vocab: 1024,\n"
+    "        experts: 8, top_k: 2, expert_ffn_hidden: 512}\n"
+    "training: {global_batch: 8, micro_batch: 1, zero_stage: 1,\n"
+    "           dp_bucket_size: 4MB}\n"
+    "parallelism: {tp: 2, cp: 2, pp: 2, dp: 4, ep: 2, gpus: 32}\n";
+
+/* Every rank's bytes per dimension equal ts_work_comm_volume's per-step
+ * sums (DP = dp + grad + expert_grad groups): each descriptor runs exactly
+ * `repeat` times. The network also delivers every byte it was given. */
+static void test_bytes_match_volume(void **state) {
+  (void)state;
+  ts_topo *t = tu_load(TOPO);
+  ts_workload *w = load_work(mixed, NULL, 0);
+  ts_mapping *m = NULL;
+  ts_step_result r;
+  run(w, t, 0, &m, &r);
+  for (uint32_t k = 0; k < ts_mapping_ranks(m); k++) {
+    ts_comm_desc *c;
+    size_t n;
+    ts_comm_volume v;
+    assert_int_equal(ts_work_comm(w, m, k, &c, &n), 0);
+    ts_work_comm_volume(c, n, &v);
+    free(c);
+    const uint64_t *b = &r.rank_bytes[(size_t)k * TS_DIM_COUNT];
+    assert_int_equal(b[TS_DIM_TP], v.per_step[TS_GROUP_TP]);
+    assert_int_equal(b[TS_DIM_CP], v.per_step[TS_GROUP_CP]);
+    assert_int_equal(b[TS_DIM_EP], v.per_step[TS_GROUP_EP]);
+    assert_int_equal(b[TS_DIM_PP], v.per_step[TS_GROUP_PP]);
+    assert_int_equal(b[TS_DIM_DP], v.per_step[TS_GROUP_DP] +
+                                       v.per_step[TS_GROUP_GRAD] +
+                                       v.per_step[TS_GROUP_EXPERT_GRAD]);
+  }
+  assert_true(r.net.bytes_sent > 0);
+  assert_int_equal(r.net.bytes_sent, r.net.bytes_delivered);
+  assert_int_equal(r.net.transfers_started, r.net.transfers_finished);
+  ts_step_result_free(&r);
+  ts_mapping_free(m);
+  ts_workload_free(w);
+  ts_topo_free(t);
+}
+
+static char *json_of(const ts_workload *w, const ts_topo *t, size_t *len) {
+  ts_mapping *m = NULL;
+  ts_step_result r;
+  run(w, t, 0, &m, &r);
+  char *buf = NULL;
+  FILE *f = open_memstream(&buf, len);
+  assert_non_null(f);
+  assert_int_equal(ts_report_step_json(&r, w, m, t, f), 0);
+  fclose(f);
+  ts_step_result_free(&r);
+  ts_mapping_free(m);
+  return buf;
+}
+
+/* Same inputs, two runs: byte-identical JSON (integer time, ties broken by
+ * insertion order, ranks started in order). */
+static void test_deterministic(void **state) {
+  (void)state;
+  ts_topo *t = tu_load(TOPO);
+  ts_workload *w = load_work(mixed, NULL, 0);
+  size_t la, lb;
+  char *a = json_of(w, t, &la), *b = json_of(w, t, &lb);
+  assert_int_equal(la, lb);
+  assert_memory_equal(a, b, la);
+  free(a);
+  free(b);
+  ts_workload_free(w);
+  ts_topo_free(t);
+}
+
+/* Llama 70B with no model parallelism on 8 A100-80GB: ~1.1 TB of weights
+ * and optimizer state per GPU cannot fit; `topsim run` exits 65. */
+static void test_cli_memory_refusal(void **state) {
+  (void)state;
+  const char *bin = getenv("TOPSIM_BIN");
+  if (!bin) skip();
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "'%s' run '%s' --topology '%s' --tp 1 --pp 1 "
+           "--dp 8 --set gpus=8 --set distributed_optimizer=false "
+           ">/dev/null 2>&1", bin, tu_path("examples/llama-70b-64-h100.yaml"),
+           tu_path(TOPO));
+  int st = system(cmd);
+  assert_true(WIFEXITED(st));
+  assert_int_equal(WEXITSTATUS(st), 65);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_bubble_1f1b),
+      cmocka_unit_test(test_bubble_gpipe),
+      cmocka_unit_test(test_bubble_interleaved),
+      cmocka_unit_test(test_tp_inside_node_faster),
+      cmocka_unit_test(test_ep_node_limited),
+      cmocka_unit_test(test_bytes_match_volume),
+      cmocka_unit_test(test_deterministic),
+      cmocka_unit_test(test_cli_memory_refusal),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
