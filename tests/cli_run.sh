@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# cli_run.sh BIN SRCDIR [SANITIZED] - drives `topsim run`: the bundled
+# examples (reduced by overrides to a few micro-batches so each stays well
+# under 20 s in the sanitizer build), JSON that parses, a trace that follows
+# the Trace Event Format, --placement, and refusals (exit 65, one message).
+set -u
+bin=$1
+src=$2
+fail=0
+pass=0
+note() { echo "FAIL: $*"; fail=$((fail + 1)); }
+ok() { pass=$((pass + 1)); }
+ex=$src/examples
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Llama 70B on 64 H100 (8 micro-batches instead of 256).
+llama=("$ex/llama-70b-64-h100.yaml" --global-batch 16)
+out=$("$bin" run "${llama[@]}") || note "llama example failed"
+grep -q "^step time" <<<"$out" && grep -q "pipeline bubble" <<<"$out" && ok \
+  || note "llama: no breakdown in: $out"
+
+# GPT-3 175B on 1,024 A100: 2 micro-batches, 16 of the 96 layers.
+"$bin" run "$ex/gpt3-175b-1024-a100.yaml" --global-batch 16 --set layers=16 \
+  >/dev/null && ok || note "gpt3 example failed"
+
+# DeepSeek-V3 on 2,048 H800 shrunk to 128 GPUs (EP 8, PP 2, DP 64), 2 layers.
+"$bin" run "$ex/deepseek-v3-moe.yaml" --pp 2 --ep 8 --dp 64 --set gpus=128 \
+  --set layers=4 --set first_stage_layers=2 --set last_stage_layers=2 \
+  --global-batch 128 >/dev/null && ok || note "deepseek example failed"
+
+"$bin" run "${llama[@]}" --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["step_time_s"] > 0 and 0 < d["mfu"] < 1, d["mfu"]
+assert len(d["ranks"]) == 64 and len(d["busiest_links"]) == 10
+b = d["breakdown"]
+total = b["compute_s"] + sum(b["exposed_s"].values()) + b["bubble_s"] + b["idle_s"]
+assert abs(total - d["step_time_s"]) < 1e-9 * max(1, total), (total, d["step_time_s"])
+assert d["counters"]["net_bytes_sent"] == d["counters"]["net_bytes_delivered"]
+' && ok || note "--json does not parse or does not add up"
+
+"$bin" run "${llama[@]}" --trace "$tmp/t.json" --trace-ranks 0-7,8 >/dev/null \
+  && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"]
+xs = [e for e in ev if e["ph"] == "X"]
+assert xs and all(k in e for e in xs for k in ("name", "ts", "dur", "pid", "tid"))
+assert all(e["dur"] >= 0 for e in xs)
+assert any(e["ph"] == "C" for e in ev) and any(e["ph"] == "M" for e in ev)
+tids = {e["tid"] // 6 for e in xs}
+assert tids == set(range(9)), tids
+' "$tmp/t.json" && ok || note "--trace is not a valid trace with X slices"
+
+pl=$("$bin" run "${llama[@]}" --placement) || note "--placement failed"
+[ "$(grep -c '^[0-9]' <<<"$pl")" -eq 64 ] && grep -q "node7/gpu7" <<<"$pl" && ok \
+  || note "--placement does not list 64 ranks"
+
+refuse() { # refuse EXPECTED_MSG ARGS...
+  local msg=$1
+  shift
+  local err st
+  err=$("$bin" run "$@" 2>&1 >/dev/null)
+  st=$?
+  if [ $st -ne 65 ]; then note "run $*: exit $st, want 65"; return; fi
+  [ "$(wc -l <<<"$err")" -eq 1 ] && grep -qF -- "$msg" <<<"$err" && ok \
+    || note "run $*: want one line with '$msg', got: $err"
+}
+refuse "tp*cp*pp*dp = 8*1*4*4 = 128" "${llama[@]}" --tp 8 --pp 4 --dp 4
+refuse "heads" "${llama[@]}" --tp 3 --pp 1 --dp 21 --set gpus=63
+refuse "needs" "${llama[@]}" --global-batch 64 --tp 1 --pp 1 --dp 64 --set distributed_optimizer=false
+
+err=$("$bin" run "${llama[@]}" --schedule sideways 2>&1 >/dev/null)
+[ $? -eq 65 ] && ok || note "bad schedule value: $err"
+err=$("$bin" run "${llama[@]}" --fidelity fluid 2>&1 >/dev/null)
+[ $? -eq 64 ] && grep -q "fidelity must be" <<<"$err" && ok || note "bad fidelity: $err"
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
