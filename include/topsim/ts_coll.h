@@ -168,7 +168,8 @@ typedef struct ts_coll_xfer {
 typedef struct ts_coll_plan ts_coll_plan;
 
 /* Lowers op of S bytes on comm with params (NULL = defaults) into *out.
- * flags: TS_COLL_COMPACT (ring only; others ignore it). Errors, with
+ * flags: TS_COLL_COMPACT (rings, including the three ring phases of the
+ * hierarchical algorithm; others ignore it). Errors, with
  * *out = NULL and a message in d (may be NULL): TS_EUSAGE for an algorithm
  * that cannot run op on this communicator (e.g. NVLS without a switch,
  * HIER with unequal hosts, HD all-gather on a non-power of two, a root out
