@@ -96,10 +96,10 @@ static void a100_bridge_matrix(void **state) {
       assert_class(t, a, b, rows[i][j]);
     }
   assert_int_equal(links_of(t, TS_LINK_NVLINK), 4);
-  /* 3 bridges x 100 GB/s per direction per pair. */
+  /* 3 bridges x 100 GB/s per direction per pair x 0.8 achievable. */
   for (uint32_t i = 0; i < ts_topo_link_count(t); i++)
     if (ts_topo_link(t, i)->kind == TS_LINK_NVLINK)
-      assert_true(ts_topo_link(t, i)->bandwidth == 300e9);
+      assert_true(fabs(ts_topo_link(t, i)->bandwidth - 240e9) < 1);
   ts_topo_free(t);
 }
 

@@ -164,7 +164,7 @@ int ts_coll_run(const ts_topo *t, const uint32_t *gpus, uint32_t n,
     out->algo = ts_coll_plan_algo(plan);
     out->proto = ts_coll_plan_proto(plan);
     out->predicted_s = ts_coll_plan_predicted_s(plan);
-    rc = execute(t, plan, o->no_reduction_cost ? 0 : p.hbm_bw, o, out, d);
+    rc = execute(t, plan, o->reduction_cost ? p.hbm_bw : 0, o, out, d);
   }
   ts_coll_plan_free(plan);
   ts_coll_comm_free(comm);
