@@ -83,8 +83,11 @@ typedef enum ts_coll_proto {
 /* Ring order of channel c. SAME: every channel uses the communicator order
  * (NCCL duplicates its rings this way on NVLink). ALTERNATE: odd channels run
  * the reversed order, so the two directions of every ring link carry half
- * of the channels each. */
-enum { TS_COLL_RING_SAME = 0, TS_COLL_RING_ALTERNATE = 1 };
+ * of the channels each. ROTATE: hosts in order, and inside every host the
+ * ranks rotated by c, so channel c enters and leaves each host through
+ * local rank c: with one NIC per GPU, C channels cross hosts on C distinct
+ * rails (as NCCL's rings use every NIC of a node). */
+enum { TS_COLL_RING_SAME = 0, TS_COLL_RING_ALTERNATE = 1, TS_COLL_RING_ROTATE = 2 };
 
 /* ts_coll_lower flags. */
 enum {

@@ -104,9 +104,33 @@ void coll_ring_run(coll_ctx *c, const int *members, int n, uint64_t bytes,
   free(recv);
 }
 
+/* ROTATE order: host by host; inside host h, position j holds the rank of
+ * local index (j + ch) mod L_h. Ranks of a host are found by their dense
+ * host index and local index (O(n) with a per-host offset table). */
+static void ring_rotated(const coll_ctx *c, uint32_t ch, int *m) {
+  const ts_coll_comm *cm = c->comm;
+  int n = cm->n, H = cm->nhosts;
+  int *base = calloc((size_t)H + 1, sizeof *base);
+  if (!base) { /* fall back to communicator order */
+    for (int i = 0; i < n; i++) m[i] = i;
+    return;
+  }
+  for (int h = 0; h < H; h++) base[h + 1] = base[h] + cm->host_size[h];
+  for (int r = 0; r < n; r++) {
+    int h = cm->host[r], L = cm->host_size[h];
+    int pos = ((cm->local[r] - (int)(ch % (uint32_t)L)) % L + L) % L;
+    m[base[h] + pos] = r;
+  }
+  free(base);
+}
+
 /* Ring order of channel ch into m (rank indices). */
 static void ring_members(const coll_ctx *c, uint32_t ch, int *m) {
   int n = c->comm->n;
+  if (c->prm->ring_order == TS_COLL_RING_ROTATE) {
+    ring_rotated(c, ch, m);
+    return;
+  }
   int rev = c->prm->ring_order == TS_COLL_RING_ALTERNATE && (ch & 1u);
   for (int i = 0; i < n; i++) m[i] = rev ? n - 1 - i : i;
 }
