@@ -1,7 +1,7 @@
 /* test_coll_run.c - collectives lowered, routed and run through the network
  * model on the bundled fabrics. Each case states the system and its closed
  * form. DGX A100: a GPU reaches another through 6 NVSwitch chips x 2 NVLink3
- * links x 25 GB/s = 300 GB/s, 2 hops of 200 ns; NCCL's Simple per-step
+ * links x 25 GB/s x 0.8 achievable = 240 GB/s, 2 hops of 200 ns; NCCL's Simple per-step
  * latency inside a node is 3.4 us (coll_cost.c). */
 #include "testutil.h"
 
@@ -41,13 +41,13 @@ static ts_coll_run_opts ring_simple(void) {
   ts_coll_run_opts_default(&o);
   o.params.algo = TS_COLL_RING;
   o.params.proto = TS_COLL_SIMPLE;
-  o.no_reduction_cost = 1;
   return o;
 }
 
 /* Ring all-reduce on one DGX A100, p = 8, S = 64 MiB:
- * T = 2(p-1)(alpha + hops + S/(p B)) = 14 x (3.4 us + 0.4 us + 8 MiB / 300
- * GB/s) = 444.67 us; and busbw of an 8 GiB all-reduce equals B = 300 GB/s. */
+ * T = 2(p-1)(alpha + hops + S/(p B)) = 14 x (3.4 us + 0.4 us + 8 MiB / 240
+ * GB/s) = 542.54 us; and busbw of an 8 GiB all-reduce equals B = 240 GB/s
+ * (NCCL maintainers quote 230-240 GB/s, docs/validation.md). */
 static void ring_closed_form(void **state) {
   (void)state;
   ts_topo *t = tu_load("topologies/dgx-a100.yaml");
@@ -56,7 +56,7 @@ static void ring_closed_form(void **state) {
   ts_coll_run_opts o = ring_simple();
   uint64_t s = 64ULL << 20;
   ts_coll_run_result r = run(t, g, 8, TS_COLL_ALL_REDUCE, s, &o);
-  double want = 14 * (3.4e-6 + 0.4e-6 + (double)(s / 8) / 300e9);
+  double want = 14 * (3.4e-6 + 0.4e-6 + (double)(s / 8) / 240e9);
   assert_true(fabs((double)r.time / 1e12 / want - 1) < 1e-4);
   assert_int_equal(r.algo, TS_COLL_RING);
   /* Every rank sends 2(p-1)/p S: 8 x 14/8 x S on the wire. */
@@ -64,12 +64,12 @@ static void ring_closed_form(void **state) {
   uint64_t big = 8ULL << 30;
   r = run(t, g, 8, TS_COLL_ALL_REDUCE, big, &o);
   double busbw = ts_coll_busbw(TS_COLL_ALL_REDUCE, 8, big, (double)r.time / 1e12);
-  assert_true(fabs(busbw / 300e9 - 1) < 0.005);
+  assert_true(fabs(busbw / 240e9 - 1) < 0.005);
   ts_topo_free(t);
 }
 
 /* All-gather and reduce-scatter take p-1 steps: 7 x (3.4 + 0.4 us +
- * (S/8) / 300 GB/s) with S the total output / input. */
+ * (S/8) / 240 GB/s) with S the total output / input. */
 static void allgather_steps(void **state) {
   (void)state;
   ts_topo *t = tu_load("topologies/dgx-a100.yaml");
@@ -77,7 +77,7 @@ static void allgather_steps(void **state) {
   host_gpus(t, 0, 0, -1, g);
   ts_coll_run_opts o = ring_simple();
   uint64_t s = 256ULL << 20;
-  double want = 7 * (3.8e-6 + (double)(s / 8) / 300e9);
+  double want = 7 * (3.8e-6 + (double)(s / 8) / 240e9);
   ts_coll_run_result ag = run(t, g, 8, TS_COLL_ALL_GATHER, s, &o);
   ts_coll_run_result rs = run(t, g, 8, TS_COLL_REDUCE_SCATTER, s, &o);
   assert_true(fabs((double)ag.time / 1e12 / want - 1) < 1e-4);

@@ -83,8 +83,11 @@ typedef enum ts_coll_proto {
 /* Ring order of channel c. SAME: every channel uses the communicator order
  * (NCCL duplicates its rings this way on NVLink). ALTERNATE: odd channels run
  * the reversed order, so the two directions of every ring link carry half
- * of the channels each. */
-enum { TS_COLL_RING_SAME = 0, TS_COLL_RING_ALTERNATE = 1 };
+ * of the channels each. ROTATE: hosts in order, and inside every host the
+ * ranks rotated by c, so channel c enters and leaves each host through
+ * local rank c: with one NIC per GPU, C channels cross hosts on C distinct
+ * rails (as NCCL's rings use every NIC of a node). */
+enum { TS_COLL_RING_SAME = 0, TS_COLL_RING_ALTERNATE = 1, TS_COLL_RING_ROTATE = 2 };
 
 /* ts_coll_lower flags. */
 enum {
@@ -168,7 +171,8 @@ typedef struct ts_coll_xfer {
 typedef struct ts_coll_plan ts_coll_plan;
 
 /* Lowers op of S bytes on comm with params (NULL = defaults) into *out.
- * flags: TS_COLL_COMPACT (ring only; others ignore it). Errors, with
+ * flags: TS_COLL_COMPACT (rings, including the three ring phases of the
+ * hierarchical algorithm; others ignore it). Errors, with
  * *out = NULL and a message in d (may be NULL): TS_EUSAGE for an algorithm
  * that cannot run op on this communicator (e.g. NVLS without a switch,
  * HIER with unequal hosts, HD all-gather on a non-power of two, a root out

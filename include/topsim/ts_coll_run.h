@@ -34,8 +34,9 @@ typedef struct ts_coll_run_opts {
   ts_route_opts route;      /* PXN */
   const ts_route_state *state; /* failed / degraded links, or NULL */
   int compact;              /* rings as O(p) long-lived flows */
-  int no_reduction_cost;    /* local reductions take no time (else
-                               reduce_bytes / HBM bandwidth, serially) */
+  int reduction_cost;       /* charge local reductions reduce_bytes / HBM
+                               bandwidth before each send (default off:
+                               NCCL fuses them into its copy loop) */
 } ts_coll_run_opts;
 
 /* Defaults: params from ts_coll_params_default (bandwidths are filled from

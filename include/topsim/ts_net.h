@@ -114,6 +114,16 @@ int ts_net_send_split(ts_net *net, const uint32_t *const *paths,
                       ts_time_ps alpha_sw, ts_net_done_fn fn, void *ctx,
                       uint64_t tag);
 
+/* As ts_net_send_split, with flow i carrying a share of bytes proportional
+ * to weights[i] (all > 0; the rounding remainder goes one byte each to the
+ * first flows): weights equal to the paths' bottleneck bandwidths make the
+ * stripes of an unloaded transfer finish together. weights NULL is an even
+ * split. TS_EUSAGE for a weight <= 0, else errors as ts_net_send_split. */
+int ts_net_send_weighted(ts_net *net, const uint32_t *const *paths,
+                         const uint32_t *hops, const double *weights,
+                         uint32_t k, uint64_t bytes, ts_time_ps alpha_sw,
+                         ts_net_done_fn fn, void *ctx, uint64_t tag);
+
 /* Sets link `link`'s bandwidth factor (both directions) from now on:
  * 1 nominal, 0.5 degraded to half, 0 down. Flows already crossing it are
  * re-rated (a down link stalls them until it comes back); new sends over a

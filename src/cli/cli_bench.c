@@ -51,7 +51,8 @@ static void bench_help(void) {
       "  --pipeline-chunk S   split every step into chunks of S (default: none)\n"
       "  --compact            rings as O(p) long-lived neighbour flows\n"
       "  --root N             broadcast/reduce root rank (default 0)\n"
-      "  --no-reduction-cost  reductions are free (default: a serial HBM pass)\n"
+      "  --reduction-cost     charge each reduction a serial HBM pass (default:\n"
+      "                       free, as NCCL fuses reductions into its copies)\n"
       "sizes (K/M/G are powers of 1024):\n"
       "  -b, --minbytes S     smallest message (default 8)\n"
       "  -e, --maxbytes S     largest message (default 128M)\n"
@@ -155,7 +156,7 @@ static int parse_coll_opt(int c, const char *arg, bench_opts *o) {
     return cli_parse_bytes("bench", "--pipeline-chunk", arg, &o->cr.params.chunk_bytes)
                ? EX_USAGE : 0;
   case 'm': o->cr.compact = 1; return 0;
-  case 'N': o->cr.no_reduction_cost = 1; return 0;
+  case 'N': o->cr.reduction_cost = 1; return 0;
   case 'r':
     if (cli_parse_uint("bench", "--root", arg, 0, 1u << 30, &v)) return EX_USAGE;
     o->cr.params.root = (int)v;
@@ -206,7 +207,7 @@ static int parse_opts(int argc, char **argv, bench_opts *o) {
       {"nodes", required_argument, NULL, 'n'},    {"channels", required_argument, NULL, 'c'},
       {"pipeline-chunk", required_argument, NULL, 'k'}, {"compact", no_argument, NULL, 'm'},
       {"root", required_argument, NULL, 'r'},
-      {"no-reduction-cost", no_argument, NULL, 'N'},
+      {"reduction-cost", no_argument, NULL, 'N'},
       {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
   int c;
   optind = 1;

@@ -29,12 +29,42 @@ int coll_log2_ceil(int p) {
 
 /* ---- communicator --------------------------------------------------- */
 
+/* f[i] = the first index j with v[j] == v[i]: O(n log n) by sorting
+ * (value, index) pairs, so communicators of 100k ranks stay cheap. */
+typedef struct val_idx {
+  int v, i;
+} val_idx;
+
+static int by_value(const void *a, const void *b) {
+  const val_idx *x = a, *y = b;
+  if (x->v != y->v) return x->v < y->v ? -1 : 1;
+  return (x->i > y->i) - (x->i < y->i);
+}
+
+static int *first_occurrence(const int *v, int n) {
+  val_idx *p = malloc(sizeof *p * (size_t)n);
+  int *f = malloc(sizeof(int) * (size_t)n);
+  if (!p || !f) {
+    free(p), free(f);
+    return NULL;
+  }
+  for (int i = 0; i < n; i++) p[i] = (val_idx){v[i], i};
+  qsort(p, (size_t)n, sizeof *p, by_value);
+  for (int k = 0; k < n; k++)
+    f[p[k].i] = k && p[k].v == p[k - 1].v ? f[p[k - 1].i] : p[k].i;
+  free(p);
+  return f;
+}
+
 int ts_coll_comm_new(const int *gpus, int n, ts_coll_comm **out) {
   *out = NULL;
   if (n < 1 || !gpus) return TS_EUSAGE;
-  for (int i = 0; i < n; i++)
-    for (int j = 0; j < i; j++)
-      if (gpus[i] == gpus[j]) return TS_EUSAGE;
+  int *f = first_occurrence(gpus, n);
+  if (!f) return TS_ENOMEM;
+  int dup = 0;
+  for (int i = 0; i < n && !dup; i++) dup = f[i] != i;
+  free(f);
+  if (dup) return TS_EUSAGE;
   ts_coll_comm *c = calloc(1, sizeof *c);
   if (!c) return TS_ENOMEM;
   c->n = n;
@@ -54,7 +84,7 @@ int ts_coll_comm_new(const int *gpus, int n, ts_coll_comm **out) {
   return 0;
 }
 
-/* Dense host indices in order of first appearance; O(n * nhosts). */
+/* Dense host indices in order of first appearance; O(n log n). */
 int ts_coll_comm_set_hosts(ts_coll_comm *c, const int *hosts) {
   if (!c || !hosts) return TS_EUSAGE;
   int n = c->n;
@@ -63,16 +93,14 @@ int ts_coll_comm_set_hosts(ts_coll_comm *c, const int *hosts) {
   int *label = malloc(sizeof(int) * (size_t)n);
   int *size = calloc((size_t)n, sizeof(int));
   int *nvls = malloc(sizeof(int) * (size_t)n);
-  int *first = malloc(sizeof(int) * (size_t)n); /* label of each dense host */
+  int *first = first_occurrence(hosts, n);
   if (!host || !local || !label || !size || !nvls || !first) {
     free(host), free(local), free(label), free(size), free(nvls), free(first);
     return TS_ENOMEM;
   }
   int nh = 0;
   for (int i = 0; i < n; i++) {
-    int h = 0;
-    while (h < nh && first[h] != hosts[i]) h++;
-    if (h == nh) first[nh++] = hosts[i];
+    int h = first[i] == i ? nh++ : host[first[i]];
     host[i] = h;
     local[i] = size[h]++;
     label[i] = hosts[i];

@@ -27,11 +27,46 @@
 
 #include "coll/coll.h"
 
+/* One flow per member: bytes, reduction and latencies of its whole ring
+ * over members[0..n) (ranks), started after gates[i] (or at once); the
+ * member's last receive is its predecessor's flow (last_in[i]). Used for
+ * whole rings and for the per-rail rings of the hierarchical algorithm. */
+static void ring_compact(coll_ctx *c, const int *m, int n, uint64_t bytes,
+                         coll_ring_kind kind, uint32_t ch,
+                         const uint32_t *gates, uint32_t *last_in) {
+  uint32_t nsteps = kind == COLL_AR ? 2u * (uint32_t)(n - 1) : (uint32_t)n - 1;
+  for (int i = 0; i < n; i++) {
+    uint64_t s1 = coll_part(bytes, (uint64_t)n, (uint64_t)((i + 1) % n));
+    uint64_t s2 = coll_part(bytes, (uint64_t)n, (uint64_t)((i + 2) % n));
+    uint64_t own = coll_part(bytes, (uint64_t)n, (uint64_t)i);
+    uint64_t b = bytes - s1, red = 0;
+    if (kind == COLL_AR) {
+      b += bytes - s2;
+      red = coll_reduce_cost(bytes - own, 1);
+    } else if (kind == COLL_RS && n > 2) {
+      red = coll_reduce_cost(bytes - own - s1, 1);
+    }
+    uint32_t gate = gates ? gates[i] : COLL_NONE;
+    uint32_t x = coll_xfer(c, m[i], -1, m[(i + 1) % n], -1, b, red, ch,
+                           gate == COLL_NONE ? NULL : &gate, gate != COLL_NONE);
+    if (x == COLL_NONE) return;
+    ts_coll_xfer *t = &c->plan->x[x];
+    t->steps = nsteps * c->plan->k;
+    t->alpha *= t->steps;
+    t->flags |= TS_COLL_XFER_COMPACT;
+    if (last_in) last_in[(i + 1) % n] = x;
+  }
+}
+
 void coll_ring_run(coll_ctx *c, const int *members, int n, uint64_t bytes,
                    coll_ring_kind kind, uint32_t channel, const uint32_t *gates,
                    uint32_t *last_in) {
   if (n < 2) {
     if (last_in && n == 1) last_in[0] = gates ? gates[0] : COLL_NONE;
+    return;
+  }
+  if (c->flags & TS_COLL_COMPACT) {
+    ring_compact(c, members, n, bytes, kind, channel, gates, last_in);
     return;
   }
   int nsteps = kind == COLL_AR ? 2 * (n - 1) : n - 1;
@@ -69,39 +104,38 @@ void coll_ring_run(coll_ctx *c, const int *members, int n, uint64_t bytes,
   free(recv);
 }
 
+/* ROTATE order: host by host; inside host h, position j holds the rank of
+ * local index (j + ch) mod L_h. Ranks of a host are found by their dense
+ * host index and local index (O(n) with a per-host offset table). */
+static void ring_rotated(const coll_ctx *c, uint32_t ch, int *m) {
+  const ts_coll_comm *cm = c->comm;
+  int n = cm->n, H = cm->nhosts;
+  int *base = calloc((size_t)H + 1, sizeof *base);
+  if (!base) { /* fall back to communicator order */
+    for (int i = 0; i < n; i++) m[i] = i;
+    return;
+  }
+  for (int h = 0; h < H; h++) base[h + 1] = base[h] + cm->host_size[h];
+  for (int r = 0; r < n; r++) {
+    int h = cm->host[r], L = cm->host_size[h];
+    int pos = ((cm->local[r] - (int)(ch % (uint32_t)L)) % L + L) % L;
+    m[base[h] + pos] = r;
+  }
+  free(base);
+}
+
 /* Ring order of channel ch into m (rank indices). */
 static void ring_members(const coll_ctx *c, uint32_t ch, int *m) {
   int n = c->comm->n;
+  if (c->prm->ring_order == TS_COLL_RING_ROTATE) {
+    ring_rotated(c, ch, m);
+    return;
+  }
   int rev = c->prm->ring_order == TS_COLL_RING_ALTERNATE && (ch & 1u);
   for (int i = 0; i < n; i++) m[i] = rev ? n - 1 - i : i;
 }
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + !!(a % b); }
-
-/* One flow per member: bytes, reduction and latencies of its whole ring. */
-static void ring_compact(coll_ctx *c, const int *m, uint64_t bytes,
-                         coll_ring_kind kind, uint32_t ch) {
-  int n = c->comm->n;
-  uint32_t nsteps = kind == COLL_AR ? 2u * (uint32_t)(n - 1) : (uint32_t)n - 1;
-  for (int i = 0; i < n; i++) {
-    uint64_t s1 = coll_part(bytes, (uint64_t)n, (uint64_t)((i + 1) % n));
-    uint64_t s2 = coll_part(bytes, (uint64_t)n, (uint64_t)((i + 2) % n));
-    uint64_t own = coll_part(bytes, (uint64_t)n, (uint64_t)i);
-    uint64_t b = bytes - s1, red = 0;
-    if (kind == COLL_AR) {
-      b += bytes - s2;
-      red = coll_reduce_cost(bytes - own, 1);
-    } else if (kind == COLL_RS && n > 2) {
-      red = coll_reduce_cost(bytes - own - s1, 1);
-    }
-    uint32_t x = coll_xfer(c, m[i], -1, m[(i + 1) % n], -1, b, red, ch, NULL, 0);
-    if (x == COLL_NONE) return;
-    ts_coll_xfer *t = &c->plan->x[x];
-    t->steps = nsteps * c->plan->k;
-    t->alpha *= t->steps;
-    t->flags |= TS_COLL_XFER_COMPACT;
-  }
-}
 
 /* Broadcast or reduce as a chunked chain along the ring order: starting at
  * the root (broadcast) or ending at it (reduce); hop h's chunk j waits for
@@ -136,8 +170,6 @@ int coll_ring_lower(coll_ctx *c) {
     if (n < 2) break;
     if (chain)
       ring_chain(c, m, b, ch);
-    else if (c->flags & TS_COLL_COMPACT)
-      ring_compact(c, m, b, kind, ch);
     else
       coll_ring_run(c, m, n, b, kind, ch, NULL, NULL);
   }

@@ -113,6 +113,18 @@ static ts_coll_params topo_params(const ts_topo *t, uint32_t gpu,
   return p;
 }
 
+/* Across hosts NCCL runs as many rings as a node has NICs, each leaving the
+ * node through a different one: one channel per GPU of a host, rotated
+ * (TS_COLL_RING_ROTATE), unless the caller chose channels or an order. */
+static void multi_host_rings(const ts_coll_comm *comm, ts_coll_params *p) {
+  if (ts_coll_comm_nhosts(comm) < 2 || p->channels != 1 ||
+      p->ring_order != TS_COLL_RING_SAME)
+    return;
+  int per_host = ts_coll_comm_size(comm) / ts_coll_comm_nhosts(comm);
+  p->channels = per_host > 1 ? (uint32_t)per_host : 1;
+  p->ring_order = TS_COLL_RING_ROTATE;
+}
+
 static int execute(const ts_topo *t, const ts_coll_plan *plan, double hbm_bw,
                    const ts_coll_run_opts *o, ts_coll_run_result *out,
                    ts_diag *d) {
@@ -159,12 +171,13 @@ int ts_coll_run(const ts_topo *t, const uint32_t *gpus, uint32_t n,
   ts_coll_params p = topo_params(t, gpus[0], &o->params);
   int rc = ts_coll_comm_from_topo(t, gpus, n, &comm);
   if (rc) return ts_diag_set(d, rc, NULL, 0, 0, "cannot build the communicator");
+  multi_host_rings(comm, &p);
   rc = ts_coll_lower(comm, op, bytes, &p, o->compact ? TS_COLL_COMPACT : 0, &plan, d);
   if (!rc) {
     out->algo = ts_coll_plan_algo(plan);
     out->proto = ts_coll_plan_proto(plan);
     out->predicted_s = ts_coll_plan_predicted_s(plan);
-    rc = execute(t, plan, o->no_reduction_cost ? 0 : p.hbm_bw, o, out, d);
+    rc = execute(t, plan, o->reduction_cost ? p.hbm_bw : 0, o, out, d);
   }
   ts_coll_plan_free(plan);
   ts_coll_comm_free(comm);

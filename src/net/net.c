@@ -168,11 +168,44 @@ void net_dir_leave(ts_net *net, uint32_t dir) {
   if (--d->active == 0) d->busy_ps += ts_sim_now(net->sim) - d->busy_since;
 }
 
+/* Byte share of flow i of k: proportional to weights (NULL: even), the
+ * rounding remainder going one byte each to the first flows. */
+static uint64_t split_part(uint64_t bytes, const double *w, double wsum,
+                           uint32_t k, uint32_t i, uint64_t rem) {
+  uint64_t part = w ? (uint64_t)((double)bytes * (w[i] / wsum)) : bytes / k;
+  return part + (i < rem ? 1 : 0);
+}
+
+static int split_weights(const double *w, uint32_t k, uint64_t bytes,
+                         double *wsum, uint64_t *rem) {
+  *wsum = 0;
+  for (uint32_t i = 0; w && i < k; i++) {
+    if (!(w[i] > 0)) return TS_EUSAGE;
+    *wsum += w[i];
+  }
+  uint64_t given = 0;
+  for (uint32_t i = 0; i < k; i++) given += split_part(bytes, w, *wsum, k, i, 0);
+  if (given > bytes) given = bytes; /* float rounding never overshoots far */
+  *rem = bytes - given;
+  return *rem > k ? TS_EINTERNAL : 0;
+}
+
 int ts_net_send_split(ts_net *net, const uint32_t *const *paths,
                       const uint32_t *hops, uint32_t k, uint64_t bytes,
                       ts_time_ps alpha_sw, ts_net_done_fn fn, void *ctx,
                       uint64_t tag) {
+  return ts_net_send_weighted(net, paths, hops, NULL, k, bytes, alpha_sw, fn,
+                              ctx, tag);
+}
+
+int ts_net_send_weighted(ts_net *net, const uint32_t *const *paths,
+                         const uint32_t *hops, const double *weights,
+                         uint32_t k, uint64_t bytes, ts_time_ps alpha_sw,
+                         ts_net_done_fn fn, void *ctx, uint64_t tag) {
   if (!fn || k == 0 || !paths || !hops) return TS_EUSAGE;
+  double wsum;
+  uint64_t rem;
+  if (split_weights(weights, k, bytes, &wsum, &rem)) return TS_EUSAGE;
   for (uint32_t i = 0; i < k; i++) {
     int rc = net_check_path(net, paths[i], hops[i]);
     if (rc) return rc;
@@ -186,7 +219,7 @@ int ts_net_send_split(ts_net *net, const uint32_t *const *paths,
   uint32_t req;
   if (net_req_new(net, fn, ctx, tag, k, &req)) return TS_ENOMEM;
   for (uint32_t i = 0; i < k; i++) {
-    uint64_t part = bytes / k + (i < bytes % k ? 1 : 0);
+    uint64_t part = split_part(bytes, weights, wsum, k, i, rem);
     net->be->start(net, req, paths[i], hops[i], part, alpha_sw);
     net->st.flows_started++;
     net->st.active_flows++;

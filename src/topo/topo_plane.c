@@ -183,7 +183,8 @@ static int gen_nvl(topo_loader *L, uint16_t plane, const topo_ynode *g) {
   const sc_ctx *c = &L->sc;
   static const char *const keys[] = {"type", "gpus_per_domain", "switches",
                                      "links_per_switch", "switch_radix",
-                                     "link_bandwidth", "latency", "nvls", NULL};
+                                     "link_bandwidth", "efficiency", "latency",
+                                     "nvls", NULL};
   topo_nvl_spec s;
   bool nvls = false;
   memset(&s, 0, sizeof s);
@@ -197,6 +198,9 @@ static int gen_nvl(topo_loader *L, uint16_t plane, const topo_ynode *g) {
       sc_latency(c, g, "latency", false, &s.link_latency) ||
       sc_bool(c, g, "nvls", false, &nvls))
     return TS_ESCHEMA;
+  double eff = 1.0;
+  if (sc_real(c, g, "efficiency", false, 0.01, 1.0, &eff)) return TS_ESCHEMA;
+  s.link_bw *= eff;
   s.nvls = nvls;
   return topo_gen_nvlink_domain(L->t, plane, &s, L->sc.d);
 }
