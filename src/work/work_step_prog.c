@@ -361,7 +361,8 @@ static void fwd_unit(builder *B, uint32_t ch, uint32_t mb) {
   uint32_t g = vstage(B, ch), first, count;
   B->chunk = (int)ch;
   B->micro = (int)mb;
-  if (g > 0) recv(B, 0, ch, mb);
+  bool pipe = B->pp > 1; /* pp = 1 with chunks: activations stay local */
+  if (pipe && g > 0) recv(B, 0, ch, mb);
   if (ch == 0) dp_per_mb(B, TS_PHASE_FWD, TS_COLL_ALLGATHER, true);
   if (g == 0) comp(B, B->edge[0][0], TS_PHASE_FWD, -1);
   work_stage_layers(B->c, B->stage, ch, &first, &count);
@@ -369,14 +370,15 @@ static void fwd_unit(builder *B, uint32_t ch, uint32_t mb) {
     emit_layer(B, l, TS_PHASE_FWD);
   if (g + 1 == B->pp * B->v) comp(B, B->edge[1][0], TS_PHASE_FWD, -1);
   flush_waits(B, true);
-  if (g + 1 < B->pp * B->v) send(B, 0, ch, mb);
+  if (pipe && g + 1 < B->pp * B->v) send(B, 0, ch, mb);
 }
 
 static void bwd_unit(builder *B, uint32_t ch, uint32_t mb) {
   uint32_t g = vstage(B, ch), first, count;
   B->chunk = (int)ch;
   B->micro = (int)mb;
-  if (g + 1 < B->pp * B->v) recv(B, 1, ch, mb);
+  bool pipe = B->pp > 1;
+  if (pipe && g + 1 < B->pp * B->v) recv(B, 1, ch, mb);
   if (ch + 1 == B->v) dp_per_mb(B, TS_PHASE_BWD, TS_COLL_ALLGATHER, true);
   if (g + 1 == B->pp * B->v) comp(B, B->edge[1][1], TS_PHASE_BWD, -1);
   work_stage_layers(B->c, B->stage, ch, &first, &count);
@@ -390,7 +392,7 @@ static void bwd_unit(builder *B, uint32_t ch, uint32_t mb) {
   }
   if (g == 0) comp(B, B->edge[0][1], TS_PHASE_BWD, -1);
   flush_waits(B, true);
-  if (g > 0) send(B, 1, ch, mb);
+  if (pipe && g > 0) send(B, 1, ch, mb);
   if (ch == 0) dp_per_mb(B, TS_PHASE_BWD, TS_COLL_REDUCESCATTER, false);
 }
 
