@@ -15,19 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "sim/sim_assert.h"
 #include "topsim/ts_net.h"
 
 #define NET_NONE UINT32_MAX
 
-/* Loud stop for a broken invariant (a topsim bug, never bad input). */
-#define NET_ASSERT(cond, what)                                            \
-  do {                                                                    \
-    if (!(cond)) {                                                        \
-      fprintf(stderr, "%s:%d: internal error: %s (%s)\n", __FILE__,       \
-              __LINE__, (what), #cond);                                   \
-      abort();                                                            \
-    }                                                                     \
-  } while (0)
+/* Loud stop for a broken invariant (a topsim bug, never bad input): the
+ * engine's macro, so every module fails the same way. */
+#define NET_ASSERT(cond, what) SIM_ASSERT(cond, what)
 
 /* Relative tolerance for comparing doubles (rates, byte counts, times in
  * ps before rounding). Two rates within NET_EPS of each other are equal:

@@ -17,16 +17,12 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "bench_common.h"
+
 #include "topo/topo_gen.h"
 
 #define RAILS 8u
 #define HOSTS_PER_SU 64u
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int fail(const char *phase, const ts_diag *d) {
   fprintf(stderr, "%s failed: %s\n", phase, d ? d->msg : "out of memory");
@@ -64,18 +60,18 @@ int main(int argc, char **argv) {
   uint16_t plane = t ? add_plane(t) : TS_NO_PLANE;
   if (plane == TS_NO_PLANE) return fail("setup", NULL);
 
-  double t0 = now_s();
+  double t0 = bench_now_s();
   add_nics(t, plane, hosts);
-  double t1 = now_s();
+  double t1 = bench_now_s();
   topo_rail_spec spec = {
       .clos = {.hosts_per_su = HOSTS_PER_SU, .tiers = 3,
                .leaf = {128, 64, 64}, .spine = {128, 64, 64},
                .core = {128, 0, 0}},
       .link_bw = 50e9, .link_latency = 100 * TS_PS_PER_NS};
   if (topo_gen_rail_optimized(t, plane, &spec, &d)) return fail("generate", &d);
-  double t2 = now_s();
+  double t2 = bench_now_s();
   if (topo_finalize(t, &d)) return fail("finalize", &d);
-  double t3 = now_s();
+  double t3 = bench_now_s();
 
   uint32_t nodes = ts_topo_node_count(t), links = ts_topo_link_count(t);
   uint32_t switches = nodes - hosts * RAILS;

@@ -12,17 +12,12 @@
 #include "topsim/ts_net.h"
 #include "topsim/ts_sim.h"
 #include "topsim/ts_topo.h"
+#include "bench_common.h"
 #include "topsim/ts_route.h"
 
 #ifndef TOPSIM_SOURCE_DIR
 #define TOPSIM_SOURCE_DIR "."
 #endif
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void done(ts_net *net, void *ctx, uint64_t tag) {
   (*(uint64_t *)ctx)++;
@@ -60,9 +55,9 @@ int main(int argc, char **argv) {
         ts_net_send(net, path.dir, path.len, mib << 20, 0, done, &finished, i))
       return 1;
   }
-  double t0 = now_s();
+  double t0 = bench_now_s();
   ts_sim_run(sim);
-  double t1 = now_s();
+  double t1 = bench_now_s();
   ts_net_stats ns;
   ts_net_stats_get(net, &ns);
   ts_sim_stats ss;

@@ -18,43 +18,8 @@
 #include "topsim/ts_route.h"
 #include "topsim/ts_sim.h"
 #include "topsim/ts_topo.h"
+#include "bench_common.h"
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* Same generator string as bench_topo_load.c. */
-static const char *yaml_fmt =
-    "topsim: 1\n"
-    "name: scale-h100-%u\n"
-    "gpu_models:\n"
-    "  H100-SXM5-80GB: {bf16: 989TFLOP/s, hbm: 80GB, hbm_bandwidth: 3350GB/s}\n"
-    "planes:\n"
-    "  - name: compute\n"
-    "    kind: backend\n"
-    "    technology: ib_ndr\n"
-    "    bandwidth: 200Gb/s\n"
-    "    generator:\n"
-    "      type: rail_optimized\n"
-    "      tiers: 3\n"
-    "      leaf: {radix: 128, down: 64, up: 64}\n"
-    "      spine: {radix: 128, down: 64, up: 64}\n"
-    "      core: {radix: 128}\n"
-    "templates:\n"
-    "  dgx-h100:\n"
-    "    gpu_model: H100-SXM5-80GB\n"
-    "    cpus: 2\n"
-    "    cpu_link: {type: upi, bandwidth: 83GB/s, latency: 150ns}\n"
-    "    pcie_switches: {count: 4, attach: [cpu0, cpu1], gen: 5, width: 16}\n"
-    "    gpus: {count: 8, attach: [pcie0, pcie1, pcie2, pcie3], gen: 5}\n"
-    "    nvlink: {link_bandwidth: 25GB/s, switches: 4, links_per_switch: [5, 4, 4, 5]}\n"
-    "    nics:\n"
-    "      - {plane: compute, count: 8, attach: [pcie0, pcie1, pcie2, pcie3], "
-    "speed: 200Gb/s}\n"
-    "nodes:\n"
-    "  - {name: dgx, template: dgx-h100, count: %u, per_rack: 4, per_su: 64}\n";
 
 /* splitmix64 finaliser: a cheap, well-mixed hash for the shuffle. */
 static uint64_t mix(uint64_t x) {
@@ -73,16 +38,16 @@ int main(int argc, char **argv) {
   unsigned nodes = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 16384;
   uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 10) : 1;
   char yaml[4096];
-  int len = snprintf(yaml, sizeof yaml, yaml_fmt, nodes * 8, nodes);
+  int len = bench_fabric_yaml(nodes, yaml, sizeof yaml);
   ts_diag d;
   ts_diag_clear(&d);
   ts_topo *t = NULL;
-  double t0 = now_s();
+  double t0 = bench_now_s();
   if (ts_topo_load_buffer(yaml, (size_t)len, "<generated>", &t, &d)) {
     fprintf(stderr, "load failed: %s\n", d.msg);
     return 1;
   }
-  double t1 = now_s();
+  double t1 = bench_now_s();
   const uint32_t *gpus;
   uint32_t ng = ts_topo_gpus(t, &gpus);
   uint32_t *perm = malloc(ng * sizeof *perm);
@@ -112,9 +77,9 @@ int main(int argc, char **argv) {
     if (ts_net_send(net, path.dir, path.len, 1u << 20, 0, done, &finished, i))
       return 1;
   }
-  double t2 = now_s();
+  double t2 = bench_now_s();
   ts_sim_run(sim);
-  double t3 = now_s();
+  double t3 = bench_now_s();
   ts_net_stats ns;
   ts_net_stats_get(net, &ns);
   ts_sim_stats ss;

@@ -14,43 +14,8 @@
 
 #include "topsim/ts_route.h"
 #include "topsim/ts_topo.h"
+#include "bench_common.h"
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* Copied from bench_topo_load.c. */
-static const char *yaml_fmt =
-    "topsim: 1\n"
-    "name: scale-h100-%u\n"
-    "gpu_models:\n"
-    "  H100-SXM5-80GB: {bf16: 989TFLOP/s, hbm: 80GB, hbm_bandwidth: 3350GB/s}\n"
-    "planes:\n"
-    "  - name: compute\n"
-    "    kind: backend\n"
-    "    technology: ib_ndr\n"
-    "    bandwidth: 200Gb/s\n"
-    "    generator:\n"
-    "      type: rail_optimized\n"
-    "      tiers: 3\n"
-    "      leaf: {radix: 128, down: 64, up: 64}\n"
-    "      spine: {radix: 128, down: 64, up: 64}\n"
-    "      core: {radix: 128}\n"
-    "templates:\n"
-    "  dgx-h100:\n"
-    "    gpu_model: H100-SXM5-80GB\n"
-    "    cpus: 2\n"
-    "    cpu_link: {type: upi, bandwidth: 83GB/s, latency: 150ns}\n"
-    "    pcie_switches: {count: 4, attach: [cpu0, cpu1], gen: 5, width: 16}\n"
-    "    gpus: {count: 8, attach: [pcie0, pcie1, pcie2, pcie3], gen: 5}\n"
-    "    nvlink: {link_bandwidth: 25GB/s, switches: 4, links_per_switch: [5, 4, 4, 5]}\n"
-    "    nics:\n"
-    "      - {plane: compute, count: 8, attach: [pcie0, pcie1, pcie2, pcie3], "
-    "speed: 200Gb/s}\n"
-    "nodes:\n"
-    "  - {name: dgx, template: dgx-h100, count: %u, per_rack: 4, per_su: 64}\n";
 
 static void permute(uint32_t *perm, uint32_t n, uint64_t seed) {
   for (uint32_t i = 0; i < n; i++) perm[i] = i;
@@ -84,19 +49,19 @@ int main(int argc, char **argv) {
     else nodes = (unsigned)strtoul(argv[i], NULL, 10);
   }
   char yaml[4096];
-  int len = snprintf(yaml, sizeof yaml, yaml_fmt, nodes * 8, nodes);
+  int len = bench_fabric_yaml(nodes, yaml, sizeof yaml);
   ts_diag d;
   ts_diag_clear(&d);
   ts_topo *t = NULL;
-  double t0 = now_s();
+  double t0 = bench_now_s();
   if (ts_topo_load_buffer(yaml, (size_t)len, "<generated>", &t, &d)) {
     fprintf(stderr, "%s\n", d.msg);
     return 1;
   }
-  double t1 = now_s();
+  double t1 = bench_now_s();
   ts_route *r = NULL;
   if (ts_route_new(t, &o, NULL, &r, &d)) return 1;
-  double t2 = now_s();
+  double t2 = bench_now_s();
   const uint32_t *gpus;
   uint32_t n = ts_topo_gpus(t, &gpus);
   uint32_t *perm = malloc((size_t)n * sizeof *perm);
@@ -105,7 +70,7 @@ int main(int argc, char **argv) {
   permute(perm, n, 0x5eedULL);
   uint64_t hops = 0, paths = 0;
   int bad = 0;
-  double t3 = now_s();
+  double t3 = bench_now_s();
   for (uint32_t i = 0; i < n; i++) {
     uint32_t s = gpus[i], e = gpus[perm[i]], k = 1;
     int rc = spray ? ts_route_paths(r, s, e, i, spray, p, &k, &d)
@@ -120,7 +85,7 @@ int main(int argc, char **argv) {
     }
     paths += k;
   }
-  double t4 = now_s();
+  double t4 = bench_now_s();
   printf("gpus %u  %s%s  paths %llu  mean hops %.2f  bad %d\n", n,
          o.no_pxn ? "no-pxn" : "pxn", spray ? " spray" : " ecmp",
          (unsigned long long)paths, (double)hops / (double)paths, bad);

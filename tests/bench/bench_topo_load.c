@@ -13,43 +13,8 @@
 #include <time.h>
 
 #include "topsim/ts_topo.h"
+#include "bench_common.h"
 #include "topsim/ts_topo_check.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static const char *yaml_fmt =
-    "topsim: 1\n"
-    "name: scale-h100-%u\n"
-    "gpu_models:\n"
-    "  H100-SXM5-80GB: {bf16: 989TFLOP/s, hbm: 80GB, hbm_bandwidth: 3350GB/s}\n"
-    "planes:\n"
-    "  - name: compute\n"
-    "    kind: backend\n"
-    "    technology: ib_ndr\n"
-    "    bandwidth: 200Gb/s\n"
-    "    generator:\n"
-    "      type: rail_optimized\n"
-    "      tiers: 3\n"
-    "      leaf: {radix: 128, down: 64, up: 64}\n"
-    "      spine: {radix: 128, down: 64, up: 64}\n"
-    "      core: {radix: 128}\n"
-    "templates:\n"
-    "  dgx-h100:\n"
-    "    gpu_model: H100-SXM5-80GB\n"
-    "    cpus: 2\n"
-    "    cpu_link: {type: upi, bandwidth: 83GB/s, latency: 150ns}\n"
-    "    pcie_switches: {count: 4, attach: [cpu0, cpu1], gen: 5, width: 16}\n"
-    "    gpus: {count: 8, attach: [pcie0, pcie1, pcie2, pcie3], gen: 5}\n"
-    "    nvlink: {link_bandwidth: 25GB/s, switches: 4, links_per_switch: [5, 4, 4, 5]}\n"
-    "    nics:\n"
-    "      - {plane: compute, count: 8, attach: [pcie0, pcie1, pcie2, pcie3], "
-    "speed: 200Gb/s}\n"
-    "nodes:\n"
-    "  - {name: dgx, template: dgx-h100, count: %u, per_rack: 4, per_su: 64}\n";
 
 int main(int argc, char **argv) {
   unsigned nodes = 16384;
@@ -59,7 +24,7 @@ int main(int argc, char **argv) {
     else nodes = (unsigned)strtoul(argv[i], NULL, 10);
   }
   char yaml[4096];
-  int len = snprintf(yaml, sizeof yaml, yaml_fmt, nodes * 8, nodes);
+  int len = bench_fabric_yaml(nodes, yaml, sizeof yaml);
   if (write) {
     FILE *f = fopen(write, "w");
     if (!f || fputs(yaml, f) < 0 || fclose(f)) return 1;
@@ -67,9 +32,9 @@ int main(int argc, char **argv) {
   ts_diag d;
   ts_diag_clear(&d);
   ts_topo *t = NULL;
-  double t0 = now_s();
+  double t0 = bench_now_s();
   int rc = ts_topo_load_buffer(yaml, (size_t)len, "<generated>", &t, &d);
-  double t1 = now_s();
+  double t1 = bench_now_s();
   if (rc) {
     char msg[1200];
     ts_diag_format(&d, msg, sizeof msg);
@@ -78,10 +43,10 @@ int main(int argc, char **argv) {
   }
   ts_problems p = {0};
   int problems = ts_topo_validate(t, &p);
-  double t2 = now_s();
+  double t2 = bench_now_s();
   ts_topo_stats s;
   if (ts_topo_stats_compute(t, &s)) return 1;
-  double t3 = now_s();
+  double t3 = bench_now_s();
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   printf("nodes %u gpus %u graph nodes %u links %u problems %d\n", nodes,
