@@ -2,54 +2,18 @@
  * nodes on a three-tier rail-optimized fabric, the generator of
  * bench_topo_load.c) with TP 8 x PP 16 x DP 128, 1F1B, 16 micro-batches:
  * every rank simulated, collectives over the shared fabric. Times each
- * phase and prints peak RSS. Target (issue 5): under 10 s and 4 GiB.
+ * phase and prints peak RSS. Fabric: bench_common.h. Target (issue 5): under 10 s and 4 GiB.
  *
  * usage: bench_step [NODES] [MICROBATCHES] [LAYERS] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 
+#include "bench_common.h"
 #include "topsim/ts_step.h"
 #include "topsim/ts_topo.h"
 #include "topsim/ts_work.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static const char *topo_fmt =
-    "topsim: 1\n"
-    "name: scale-h100-%u\n"
-    "gpu_models:\n"
-    "  H100-SXM5-80GB: {bf16: 989TFLOP/s, hbm: 80GB, hbm_bandwidth: 3350GB/s}\n"
-    "planes:\n"
-    "  - name: compute\n"
-    "    kind: backend\n"
-    "    technology: ib_ndr\n"
-    "    bandwidth: 200Gb/s\n"
-    "    generator:\n"
-    "      type: rail_optimized\n"
-    "      tiers: 3\n"
-    "      leaf: {radix: 128, down: 64, up: 64}\n"
-    "      spine: {radix: 128, down: 64, up: 64}\n"
-    "      core: {radix: 128}\n"
-    "templates:\n"
-    "  dgx-h100:\n"
-    "    gpu_model: H100-SXM5-80GB\n"
-    "    cpus: 2\n"
-    "    cpu_link: {type: upi, bandwidth: 83GB/s, latency: 150ns}\n"
-    "    pcie_switches: {count: 4, attach: [cpu0, cpu1], gen: 5, width: 16}\n"
-    "    gpus: {count: 8, attach: [pcie0, pcie1, pcie2, pcie3], gen: 5}\n"
-    "    nvlink: {link_bandwidth: 25GB/s, switches: 4, links_per_switch: [5, 4, 4, 5]}\n"
-    "    nics:\n"
-    "      - {plane: compute, count: 8, attach: [pcie0, pcie1, pcie2, pcie3], "
-    "speed: 200Gb/s}\n"
-    "nodes:\n"
-    "  - {name: dgx, template: dgx-h100, count: %u, per_rack: 4, per_su: 64}\n";
 
 /* GPT-style dense model, 2 layers per stage: the step's event count is
  * ranks x micro-batches x layers per stage. */
@@ -73,23 +37,22 @@ int main(int argc, char **argv) {
   unsigned mb = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 10) : 16;
   unsigned layers = argc > 3 ? (unsigned)strtoul(argv[3], NULL, 10) : 32;
   unsigned dp = nodes * 8 / (8 * 16);
-  char ty[4096], wy[1024];
-  int tl = snprintf(ty, sizeof ty, topo_fmt, nodes * 8, nodes);
+  char wy[1024];
   int wl = snprintf(wy, sizeof wy, work_fmt, layers, mb * dp, dp);
   ts_diag d;
   ts_diag_clear(&d);
   ts_topo *t = NULL;
   ts_workload *w = NULL;
   ts_mapping *m = NULL;
-  double t0 = now_s();
-  if (ts_topo_load_buffer(ty, (size_t)tl, "<generated>", &t, &d)) return fail(&d);
+  double t0 = bench_now_s();
+  if (!(t = bench_fabric_load(nodes))) return 1;
   if (ts_workload_load_buffer(wy, (size_t)wl, "<bench>", &w, &d)) return fail(&d);
-  double t1 = now_s();
+  double t1 = bench_now_s();
   if (ts_work_map(w, t, &m, &d)) return fail(&d);
-  double t2 = now_s();
+  double t2 = bench_now_s();
   ts_step_result r;
   if (ts_step_run(w, t, m, NULL, &r, &d)) return fail(&d);
-  double t3 = now_s();
+  double t3 = bench_now_s();
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   printf("gpus %u micro-batches %u layers %u: step %.6f s, MFU %.1f%%, "
