@@ -4,7 +4,7 @@
  * every rank simulated, collectives over the shared fabric. Times each
  * phase and prints peak RSS. Fabric: bench_common.h. Target (issue 5): under 10 s and 4 GiB.
  *
- * usage: bench_step [NODES] [MICROBATCHES] [LAYERS] */
+ * usage: bench_step [NODES (2048)] [MICROBATCHES (16)] [LAYERS (16)] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +15,7 @@
 #include "topsim/ts_topo.h"
 #include "topsim/ts_work.h"
 
-/* GPT-style dense model, 2 layers per stage: the step's event count is
+/* GPT-style dense model, 1 layer per stage by default: the event count is
  * ranks x micro-batches x layers per stage. */
 static const char *work_fmt =
     "topsim: 1\n"
@@ -35,7 +35,7 @@ static int fail(const ts_diag *d) {
 int main(int argc, char **argv) {
   unsigned nodes = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 2048;
   unsigned mb = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 10) : 16;
-  unsigned layers = argc > 3 ? (unsigned)strtoul(argv[3], NULL, 10) : 32;
+  unsigned layers = argc > 3 ? (unsigned)strtoul(argv[3], NULL, 10) : 16;
   unsigned dp = nodes * 8 / (8 * 16);
   char wy[1024];
   int wl = snprintf(wy, sizeof wy, work_fmt, layers, mb * dp, dp);
