@@ -378,8 +378,9 @@ static void state_free(step_state *S) {
 
 static void on_sample(ts_sim *sim, void *ctx, uint64_t arg) {
   step_state *S = ctx;
+  if (S->finished == S->nranks) return; /* the last sample is the step end */
   step_trace_sample(&S->trace, S->net, ts_sim_now(sim));
-  if (S->finished < S->nranks && ts_sim_pending(sim) > 0)
+  if (ts_sim_pending(sim) > 0)
     ts_sim_schedule_in(sim, S->trace.interval, on_sample, S, arg, NULL);
 }
 
