@@ -44,11 +44,14 @@ static uint32_t gpu(const ts_topo *t, const char *name) {
   return id;
 }
 
-/* DGX A100 GPU0 -> GPU1, 64 MiB: striped over the 6 NVSwitch chips (2
- * NVLinks x 25 GB/s x 0.8 achievable = 40 GB/s each). 67,108,864 = 6 x
- * 11,184,810 + 4, so the largest stripe is 11,184,811 B: 279,620,275 ps,
- * plus 2 NVLink hops (400 ns), no software overhead inside a node:
- * 280,020,275 ps. */
+/* DGX A100 GPU0 -> GPU1, 64 MiB over the 6 NVSwitch chips (2 NVLinks x
+ * 25 GB/s x 0.8 achievable = 40 GB/s each, 240 GB/s in all), 2 NVLink hops
+ * (400 ns), no software overhead inside a node.
+ * Bundled (default): one flow at 240 GB/s: ceil(67,108,864 B / 240 GB/s) =
+ * 279,620,267 ps + 400 ns = 280,020,267 ps.
+ * Striped (bundling off): 6 flows; 67,108,864 = 6 x 11,184,810 + 4, the
+ * largest stripe 11,184,811 B at 40 GB/s = 279,620,275 ps: 280,020,275 ps.
+ * The two models agree to 8 ps (rounding of the largest stripe). */
 static void nvswitch_striped(void **state) {
   (void)state;
   ts_topo *t = tu_load("topologies/dgx-a100.yaml");
@@ -56,7 +59,12 @@ static void nvswitch_striped(void **state) {
   ts_p2p_opts o;
   ts_p2p_opts_default(&o);
   ts_p2p_result r = run(t, TS_P2P_SENDRECV, g, 2, 0, 64ULL << 20, &o);
+  assert_int_equal(r.time, 280020267ULL);
+  assert_int_equal(r.net.flows_started, 1);
+  o.net.bundle_nvswitch = 0;
+  r = run(t, TS_P2P_SENDRECV, g, 2, 0, 64ULL << 20, &o);
   assert_int_equal(r.time, 280020275ULL);
+  assert_int_equal(r.net.flows_started, 6);
   ts_topo_free(t);
 }
 

@@ -48,6 +48,8 @@ typedef struct ts_net_config {
   uint64_t port_buffer_bytes; /* chunk: per-port buffer, 0 = unlimited */
   int full_solve;             /* flow, debug: re-solve every flow on every
                                  change (differential tests only) */
+  int bundle_nvswitch;        /* a GPU's NVLinks to its NVSwitch chips act
+                                 as one resource (see below); default on */
 } ts_net_config;
 
 /* Completion callback: runs at the transfer's completion time. */
@@ -123,6 +125,18 @@ int ts_net_send_weighted(ts_net *net, const uint32_t *const *paths,
                          const uint32_t *hops, const double *weights,
                          uint32_t k, uint64_t bytes, ts_time_ps alpha_sw,
                          ts_net_done_fn fn, void *ctx, uint64_t tag);
+
+/* NVSwitch bundles. Hardware and NCCL stripe NVLink traffic over every
+ * NVSwitch chip a GPU links to, so those links always carry the same share
+ * of it. With bundle_nvswitch on, the model represents them as one
+ * resource: the GPU's NVLink to its lowest-id NVSwitch carries the summed
+ * bandwidth of all of them, and callers send NVSwitch traffic through that
+ * chip as one flow instead of one flow per chip (the same rates, a chip
+ * count fewer flows). Returns the GPU's bundle switch, or UINT32_MAX when
+ * bundling is off or the GPU links to fewer than two NVSwitch chips.
+ * Bundles assume the chips are healthy: callers that fail or degrade an
+ * NVLink must turn bundling off. */
+uint32_t ts_net_nvswitch_bundle(const ts_net *net, uint32_t gpu);
 
 /* Sets link `link`'s bandwidth factor (both directions) from now on:
  * 1 nominal, 0.5 degraded to half, 0 down. Flows already crossing it are

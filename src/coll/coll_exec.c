@@ -157,15 +157,17 @@ static int xfer_paths(exec_run *r, const ts_coll_xfer *xf, uint32_t i,
     int to_gpu = xf->src_rank < 0;
     uint32_t gpu = (uint32_t)(to_gpu ? xf->dst : xf->src);
     uint32_t sw = (uint32_t)(to_gpu ? xf->src : xf->dst);
-    *k = coll_path_nvswitch(x->t, gpu, sw, to_gpu, x->paths, COLL_PATH_STRIPES);
+    *k = coll_path_nvswitch(x->t, x->net, gpu, sw, to_gpu, x->paths,
+                            COLL_PATH_STRIPES);
     if (*k) return 0;
     return ts_diag_set(d, TS_EINVALID, NULL, 0, 0, "GPU '%s' has no NVLink to "
                        "switch '%s'", ts_topo_node_name(x->t, gpu),
                        ts_topo_node_name(x->t, sw));
   }
   uint64_t flow = r->tag * 0x9E3779B97F4A7C15ULL + i;
-  return coll_path_route(x->t, x->rt, (uint32_t)xf->src, (uint32_t)xf->dst, flow,
-                         0, x->paths, COLL_PATH_STRIPES, k, d);
+  return coll_path_route(x->t, x->net, x->rt, (uint32_t)xf->src,
+                         (uint32_t)xf->dst, flow, 0, x->paths, COLL_PATH_STRIPES,
+                         k, d);
 }
 
 static void xfer_send(exec_run *r, uint32_t i) {

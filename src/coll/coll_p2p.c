@@ -131,7 +131,7 @@ static int start_pair(const ts_topo *t, ts_route *rt, ts_net *net,
                       uint64_t flow, uint64_t bytes, ts_path *paths,
                       uint32_t cap, p2p_run *run, ts_diag *d) {
   uint32_t k = 1;
-  int rc = coll_path_route(t, rt, src, dst, flow, o->spray, paths, cap, &k, d);
+  int rc = coll_path_route(t, net, rt, src, dst, flow, o->spray, paths, cap, &k, d);
   if (rc) return rc;
   ts_time_ps alpha = o->alpha_ps >= 0 ? (ts_time_ps)o->alpha_ps
                                       : coll_path_alpha(t, &paths[0]);
@@ -191,7 +191,9 @@ int ts_p2p_run(const ts_topo *t, const ts_p2p_pairs *pairs, uint64_t bytes,
   ts_net *net = NULL;
   int rc = ts_sim_new(&sim);
   if (!rc) rc = ts_route_new(t, &o->route, o->state, &rt, d);
-  if (!rc) rc = ts_net_new(t, sim, &o->net, &net);
+  ts_net_config nc = o->net;
+  nc.bundle_nvswitch &= coll_path_bundle_ok(t, o->state);
+  if (!rc) rc = ts_net_new(t, sim, &nc, &net);
   if (!rc) rc = run_pairs(t, pairs, bytes, o, sim, rt, net, out, d);
   else if (rc == TS_ENOMEM) ts_diag_set(d, rc, NULL, 0, 0, "out of memory");
   ts_net_free(net);

@@ -42,20 +42,67 @@ static int stripe(const ts_topo *t, ts_route *rt, uint32_t src, uint32_t dst,
   return 0;
 }
 
-int coll_path_route(const ts_topo *t, ts_route *rt, uint32_t src, uint32_t dst,
-                    uint64_t flow, uint32_t spray, ts_path *paths,
-                    uint32_t cap, uint32_t *k, ts_diag *d) {
+/* Direction from node a to node b over an NVLink, or UINT32_MAX. */
+static uint32_t nvlink_dir(const ts_topo *t, uint32_t a, uint32_t b) {
+  const uint32_t *adj = ts_topo_adj(t, a);
+  for (uint32_t i = 0; i < ts_topo_degree(t, a); i++)
+    if (ts_topo_dir_head(t, adj[i]) == b &&
+        ts_topo_link(t, adj[i] >> 1)->kind == TS_LINK_NVLINK)
+      return adj[i];
+  return UINT32_MAX;
+}
+
+/* Moves every GPU -> NVSwitch -> GPU hop pair onto the sender's bundle
+ * chip; returns 0 if the path crossed an NVSwitch it could not move. */
+static int onto_bundle(const ts_topo *t, const ts_net *net, ts_path *p) {
+  for (uint32_t i = 0; i + 1 < p->len; i++) {
+    uint32_t sw = ts_topo_dir_head(t, p->dir[i]);
+    if (ts_topo_node(t, sw)->kind != TS_NODE_NVSWITCH) continue;
+    uint32_t a = ts_route_dir_tail(t, p->dir[i]);
+    uint32_t b = ts_topo_dir_head(t, p->dir[i + 1]);
+    uint32_t rep = ts_net_nvswitch_bundle(net, a);
+    if (rep == UINT32_MAX) return 0;
+    uint32_t up = nvlink_dir(t, a, rep), down = nvlink_dir(t, rep, b);
+    if (up == UINT32_MAX || down == UINT32_MAX) return 0;
+    p->dir[i] = up;
+    p->dir[++i] = down;
+  }
+  return 1;
+}
+
+int coll_path_bundle_ok(const ts_topo *t, const ts_route_state *state) {
+  for (uint32_t l = 0; state && l < ts_topo_link_count(t); l++)
+    if (ts_topo_link(t, l)->kind == TS_LINK_NVLINK &&
+        (!ts_route_link_up(state, l) || ts_route_link_factor(state, l) != 1.0))
+      return 0;
+  return 1;
+}
+
+int coll_path_route(const ts_topo *t, const ts_net *net, ts_route *rt,
+                    uint32_t src, uint32_t dst, uint64_t flow, uint32_t spray,
+                    ts_path *paths, uint32_t cap, uint32_t *k, ts_diag *d) {
   if (spray) return ts_route_paths(rt, src, dst, flow, spray < cap ? spray : cap,
                                    paths, k, d);
   int rc = ts_route_path(rt, src, dst, flow, paths, d);
+  *k = 1;
+  if (!rc && crosses_nvswitch(t, &paths[0]) && onto_bundle(t, net, &paths[0]))
+    return 0;
   /* The router enumerates its first choice fastest, and the NVSwitch hop
    * comes first on the path, so a small cap covers every chip. */
   uint32_t stripes = cap < COLL_NVSWITCH_STRIPES ? cap : COLL_NVSWITCH_STRIPES;
   return rc ? rc : stripe(t, rt, src, dst, flow, paths, stripes, k, d);
 }
 
-uint32_t coll_path_nvswitch(const ts_topo *t, uint32_t gpu, uint32_t switch_node,
-                            int to_gpu, ts_path *paths, uint32_t cap) {
+uint32_t coll_path_nvswitch(const ts_topo *t, const ts_net *net, uint32_t gpu,
+                            uint32_t switch_node, int to_gpu, ts_path *paths,
+                            uint32_t cap) {
+  uint32_t rep = ts_net_nvswitch_bundle(net, gpu);
+  uint32_t dir = rep == UINT32_MAX ? UINT32_MAX : nvlink_dir(t, gpu, rep);
+  if (dir != UINT32_MAX && cap) { /* the bundle stands for every chip */
+    paths[0].len = 1;
+    paths[0].dir[0] = to_gpu ? dir ^ 1u : dir;
+    return 1;
+  }
   int32_t host = ts_topo_node(t, switch_node)->host;
   const uint32_t *adj = ts_topo_adj(t, gpu);
   uint32_t n = 0;

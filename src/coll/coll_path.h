@@ -20,17 +20,23 @@
 #define COLL_NVSWITCH_STRIPES 64
 
 /* Routes src -> dst into paths[0..*k): spray > 0 asks for up to spray
- * equal-cost paths; 0 means ECMP with NVSwitch striping (cap stripes).
- * Returns 0 or the router's error (d set). */
-int coll_path_route(const ts_topo *t, ts_route *rt, uint32_t src, uint32_t dst,
-                    uint64_t flow, uint32_t spray, ts_path *paths,
-                    uint32_t cap, uint32_t *k, ts_diag *d);
+ * equal-cost paths; 0 means ECMP with NVSwitch hops either moved onto the
+ * GPU's bundle chip (when net bundles NVSwitch links, ts_net.h) or striped
+ * over every chip (cap stripes). Returns 0 or the router's error (d set). */
+int coll_path_route(const ts_topo *t, const ts_net *net, ts_route *rt,
+                    uint32_t src, uint32_t dst, uint64_t flow, uint32_t spray,
+                    ts_path *paths, uint32_t cap, uint32_t *k, ts_diag *d);
+
+/* False when the failure overlay downs or degrades an NVLink: NVSwitch
+ * bundles assume healthy chips, so callers then turn bundling off. */
+int coll_path_bundle_ok(const ts_topo *t, const ts_route_state *state);
 
 /* One-hop paths from a GPU to every NVSwitch chip of switch_node's host (or
  * the reverse when to_gpu): NVLS traffic uses all chips. Returns the count
  * (0 when the GPU links to none). */
-uint32_t coll_path_nvswitch(const ts_topo *t, uint32_t gpu, uint32_t switch_node,
-                            int to_gpu, ts_path *paths, uint32_t cap);
+uint32_t coll_path_nvswitch(const ts_topo *t, const ts_net *net, uint32_t gpu,
+                            uint32_t switch_node, int to_gpu, ts_path *paths,
+                            uint32_t cap);
 
 /* Sends bytes over paths[0..k) (split evenly when k > 1). */
 int coll_path_send(ts_net *net, const ts_path *paths, uint32_t k,

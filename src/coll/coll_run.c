@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll/coll_path.h"
 #include "topsim/ts_coll_exec.h"
 #include "topsim/ts_coll_run.h"
 
@@ -135,7 +136,9 @@ static int execute(const ts_topo *t, const ts_coll_plan *plan, double hbm_bw,
   run_ctx c = {NULL, 0, 0};
   int rc = ts_sim_new(&sim);
   if (!rc) rc = ts_route_new(t, &o->route, o->state, &rt, d);
-  if (!rc) rc = ts_net_new(t, sim, &o->net, &net);
+  ts_net_config nc = o->net;
+  nc.bundle_nvswitch &= coll_path_bundle_ok(t, o->state);
+  if (!rc) rc = ts_net_new(t, sim, &nc, &net);
   for (uint32_t l = 0; !rc && o->state && l < ts_topo_link_count(t); l++) {
     double f = ts_route_link_up(o->state, l) ? ts_route_link_factor(o->state, l) : 0;
     if (f != 1.0) rc = ts_net_set_link_factor(net, l, f);

@@ -22,6 +22,7 @@ void ts_net_config_default(ts_net_config *c) {
   c->chunk_bytes = 64u * 1024u;
   c->port_buffer_bytes = 0;
   c->full_solve = 0;
+  c->bundle_nvswitch = 1;
 }
 
 int net_grow(void **arr, uint32_t *cap, uint32_t need, size_t sz) {
@@ -44,20 +45,65 @@ ts_time_ps net_ps_for_bytes(double bytes, double rate) {
   return (ts_time_ps)ceil(x);
 }
 
+/* GPU g's NVLink to NVSwitch chips: the lowest-id chip's link (the bundle
+ * representative, returned) and the number of such links in *n. */
+static uint32_t bundle_rep(const ts_topo *t, uint32_t g, uint32_t *n,
+                           double *sum) {
+  uint32_t rep = UINT32_MAX, rep_sw = UINT32_MAX;
+  *n = 0;
+  *sum = 0;
+  const uint32_t *adj = ts_topo_adj(t, g);
+  for (uint32_t i = 0; i < ts_topo_degree(t, g); i++) {
+    const ts_link *l = ts_topo_link(t, adj[i] >> 1);
+    uint32_t sw = ts_topo_dir_head(t, adj[i]);
+    if (l->kind != TS_LINK_NVLINK || ts_topo_node(t, sw)->kind != TS_NODE_NVSWITCH)
+      continue;
+    (*n)++;
+    *sum += l->bandwidth;
+    if (sw < rep_sw) rep_sw = sw, rep = adj[i] >> 1;
+  }
+  return rep;
+}
+
+/* Gives each GPU's representative NVSwitch link the sum of its bundle. */
+static void net_bundle_nvswitch(ts_net *net) {
+  const uint32_t *gpus;
+  uint32_t ng = ts_topo_gpus(net->topo, &gpus), n;
+  double sum;
+  for (uint32_t i = 0; i < ng; i++) {
+    uint32_t rep = bundle_rep(net->topo, gpus[i], &n, &sum);
+    if (n >= 2) net->link_bw[rep] = sum;
+  }
+}
+
+uint32_t ts_net_nvswitch_bundle(const ts_net *net, uint32_t gpu) {
+  if (!net->cfg.bundle_nvswitch || gpu >= ts_topo_node_count(net->topo) ||
+      ts_topo_node(net->topo, gpu)->kind != TS_NODE_GPU)
+    return UINT32_MAX;
+  uint32_t n;
+  double sum;
+  uint32_t rep = bundle_rep(net->topo, gpu, &n, &sum);
+  if (n < 2) return UINT32_MAX;
+  const ts_link *l = ts_topo_link(net->topo, rep);
+  return l->a == gpu ? l->b : l->a;
+}
+
 static int net_init_dirs(ts_net *net) {
   uint32_t links = ts_topo_link_count(net->topo);
   net->ndirs = 2 * links;
   net->dirs = calloc(net->ndirs ? net->ndirs : 1, sizeof *net->dirs);
   net->factor = malloc((links ? links : 1) * sizeof *net->factor);
-  if (!net->dirs || !net->factor) return TS_ENOMEM;
+  net->link_bw = malloc((links ? links : 1) * sizeof *net->link_bw);
+  if (!net->dirs || !net->factor || !net->link_bw) return TS_ENOMEM;
   for (uint32_t l = 0; l < links; l++) {
     const ts_link *lk = ts_topo_link(net->topo, l);
     net->factor[l] = 1.0;
-    for (int s = 0; s < 2; s++) {
-      net->dirs[2 * l + s].cap = lk->bandwidth;
-      net->dirs[2 * l + s].lat = lk->latency;
-    }
+    net->link_bw[l] = lk->bandwidth;
+    for (int s = 0; s < 2; s++) net->dirs[2 * l + s].lat = lk->latency;
   }
+  if (net->cfg.bundle_nvswitch) net_bundle_nvswitch(net);
+  for (uint32_t l = 0; l < links; l++)
+    net->dirs[2 * l].cap = net->dirs[2 * l + 1].cap = net->link_bw[l];
   return 0;
 }
 
@@ -93,6 +139,7 @@ void ts_net_free(ts_net *net) {
   if (net->bstate) net->be->fini(net);
   free(net->dirs);
   free(net->factor);
+  free(net->link_bw);
   free(net->reqs);
   free(net);
 }
@@ -239,10 +286,9 @@ int ts_net_send(ts_net *net, const uint32_t *path, uint32_t hops,
 int ts_net_set_link_factor(ts_net *net, uint32_t link, double factor) {
   if (link >= net->ndirs / 2 || !(factor >= 0.0 && factor <= 1.0))
     return TS_EINVALID;
-  const ts_link *lk = ts_topo_link(net->topo, link);
   net->factor[link] = factor;
   for (uint32_t s = 0; s < 2; s++) {
-    net->dirs[2 * link + s].cap = lk->bandwidth * factor;
+    net->dirs[2 * link + s].cap = net->link_bw[link] * factor;
     net->be->capacity_changed(net, 2 * link + s);
   }
   return 0;

@@ -60,6 +60,9 @@ struct ts_net {
   uint32_t ndirs;
   net_dir *dirs;
   double *factor;         /* per link */
+  double *link_bw;        /* per link: bandwidth before the factor (an
+                             NVSwitch bundle's representative holds the
+                             sum of its members) */
   net_req *reqs;
   uint32_t nreqs, reqs_cap, req_free;
   ts_net_stats st;
