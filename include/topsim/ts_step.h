@@ -102,10 +102,13 @@ typedef struct ts_step_result {
   ts_time_ps step_time;       /* last rank's finish */
   uint32_t ranks, microbatches;
   double tokens_per_step, tokens_per_s;
-  double model_flops;         /* ts_work_step_flops */
+  double model_flops;         /* ts_work_step_model_flops (no recompute) */
   double flops_per_gpu;       /* model FLOP/s per GPU */
   double peak_flops;          /* per GPU (bf16, or fp8 for fp8 models) */
-  double mfu;
+  double mfu;                 /* model FLOP/s / peak */
+  double hw_flops_per_gpu;    /* with recomputation (ts_work_step_flops), as
+                                 Megatron-LM reports its TFLOP/s */
+  double hfu;                 /* hw_flops_per_gpu / peak */
   uint32_t critical_rank;     /* latest finish, ties to the lowest rank */
   ts_step_breakdown critical;
   uint64_t bytes_critical[TS_DIM_COUNT]; /* bytes the critical rank sent */

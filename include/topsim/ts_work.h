@@ -191,6 +191,8 @@ int ts_work_ops(const ts_workload *w, const ts_gpu_model *gpu, uint32_t stage,
 /* Model FLOPs of one training iteration summed over all GPUs (uniform
  * routing), including recompute. */
 double ts_work_step_flops(const ts_workload *w);
+/* The same without recomputation: the model FLOPs MFU is defined on. */
+double ts_work_step_model_flops(const ts_workload *w);
 
 /* Collectives rank `rank` takes part in during one step. *out is
  * malloc'ed (caller frees). Returns 0, TS_EINVALID or TS_ENOMEM. */

@@ -33,6 +33,9 @@ static void text_header(const ts_step_result *r, const ts_workload *w,
           r->tokens_per_step);
   fprintf(o, "model FLOP/s  %.1f TFLOP/s per GPU, MFU %.1f%% of %.0f TFLOP/s\n",
           r->flops_per_gpu / 1e12, 100 * r->mfu, r->peak_flops / 1e12);
+  if (r->hw_flops_per_gpu > r->flops_per_gpu)
+    fprintf(o, "with recompute %.1f TFLOP/s per GPU, HFU %.1f%% (Megatron-LM's "
+            "convention)\n", r->hw_flops_per_gpu / 1e12, 100 * r->hfu);
 }
 
 static void text_breakdown(const ts_step_result *r, const ts_mapping *m,
@@ -170,6 +173,8 @@ static json_t *step_json(const ts_step_result *r, const ts_workload *w,
   json_object_set_new(o, "model_flops_per_s_per_gpu", json_real(r->flops_per_gpu));
   json_object_set_new(o, "peak_flops_per_gpu", json_real(r->peak_flops));
   json_object_set_new(o, "mfu", json_real(r->mfu));
+  json_object_set_new(o, "hw_flops_per_s_per_gpu", json_real(r->hw_flops_per_gpu));
+  json_object_set_new(o, "hfu", json_real(r->hfu));
   json_object_set_new(o, "critical_rank", json_integer(r->critical_rank));
   json_object_set_new(o, "critical_gpu", json_string(ts_topo_node_name(
                              t, ts_mapping_rank(m, r->critical_rank)->gpu)));

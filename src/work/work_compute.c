@@ -217,7 +217,8 @@ int ts_work_ops(const ts_workload *w, const ts_gpu_model *gpu, uint32_t stage,
   return 0;
 }
 
-double ts_work_step_flops(const ts_workload *w) {
+/* FLOPs of one iteration over all GPUs; recompute counted or not. */
+static double step_flops(const ts_workload *w, int with_recompute) {
   work_cfg c;
   work_derive(w, &c);
   double total = 0;
@@ -227,9 +228,15 @@ double ts_work_step_flops(const ts_workload *w) {
       size_t n;
       if (ts_work_ops(w, NULL, s, e, &ops, &n)) return 0;
       for (size_t i = 0; i < n; i++)
-        if (ops[i].phase != TS_PHASE_STEP) total += ops[i].flops;
+        if (ops[i].phase != TS_PHASE_STEP &&
+            (with_recompute || ops[i].phase != TS_PHASE_RECOMPUTE))
+          total += ops[i].flops;
       free(ops);
     }
   /* each (stage, EP rank) stands for tp * cp * dp / ep GPUs */
   return total * work_microbatches(&c) * c.tp * c.cp * ((double)c.dp / c.ep);
 }
+
+double ts_work_step_flops(const ts_workload *w) { return step_flops(w, 1); }
+
+double ts_work_step_model_flops(const ts_workload *w) { return step_flops(w, 0); }

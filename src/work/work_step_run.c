@@ -444,13 +444,15 @@ static void rates(step_state *S, const ts_workload *w) {
   r->ranks = S->nranks;
   r->microbatches = S->mb;
   r->tokens_per_step = (double)S->c->global_batch * S->c->seq_len;
-  r->model_flops = ts_work_step_flops(w);
+  r->model_flops = ts_work_step_model_flops(w);
   r->peak_flops = g ? g->bf16_flops : 0;
   if (g && S->c->dtype == WORK_FP8 && g->fp8_flops > 0) r->peak_flops = g->fp8_flops;
   if (s <= 0 || !S->nranks) return;
   r->tokens_per_s = r->tokens_per_step / s;
   r->flops_per_gpu = r->model_flops / s / S->nranks;
   r->mfu = r->peak_flops > 0 ? r->flops_per_gpu / r->peak_flops : 0;
+  r->hw_flops_per_gpu = ts_work_step_flops(w) / s / S->nranks;
+  r->hfu = r->peak_flops > 0 ? r->hw_flops_per_gpu / r->peak_flops : 0;
 }
 
 static int stuck(step_state *S) {
