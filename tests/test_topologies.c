@@ -300,6 +300,20 @@ static void h800_cluster(void **state) {
   ts_topo_free(t);
 }
 
+/* Generated 16,384-GPU fabric: 2,048 nodes, 8 rails, 64 nodes per SU ->
+ * 32 SUs, 256 leaves; one pod (32 SUs <= 64 spine down ports): 8 rail
+ * groups of 32 spines = 256; spine uplinks 256 x 64 / 128 ports = 128
+ * cores. */
+static void scale_16k(void **state) {
+  (void)state;
+  ts_topo *t = load_valid("topologies/scale-h100-16k.yaml");
+  assert_int_equal(tu_count(t, TS_NODE_GPU, -1), 16384);
+  assert_int_equal(tu_count(t, TS_NODE_SWITCH, TS_TIER_LEAF), 256);
+  assert_int_equal(tu_count(t, TS_NODE_SWITCH, TS_TIER_SPINE), 256);
+  assert_int_equal(tu_count(t, TS_NODE_SWITCH, TS_TIER_CORE), 128);
+  ts_topo_free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(desktop),       cmocka_unit_test(server_pcie),
@@ -310,6 +324,7 @@ int main(void) {
       cmocka_unit_test(superpod_1su),  cmocka_unit_test(superpod_7su),
       cmocka_unit_test(fat_tree_k8),   cmocka_unit_test(multi_plane),
       cmocka_unit_test(superpod_h100), cmocka_unit_test(h800_cluster),
+      cmocka_unit_test(scale_16k),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
