@@ -60,13 +60,20 @@ done <<'CASES'
 --template dgx-z100 --nodes 1|unknown template
 --nodes x|needs a whole number
 --nodes 4 --port-speed fast|not a bandwidth
---preset a100-superpod --nodes 20 --workload w.yaml|not available yet
+--preset a100-superpod --nodes 20 --workload w.yaml|needs --sus A..B
 --sus 3..1 --preset a100-superpod|is not A..B
 --sus 1..2|needs --nodes-per-su
 --nodes 4 --bogus|unknown option
 CASES
 
 "$bin" plan --help | grep -q "^usage: topsim plan" && ok || note "--help"
+
+# What one more SU buys: a step of a small workload on 1 and 2 SUs, weak
+# scaling: dp 10 then 20, and a scaling column that starts at 100%.
+out=$("$bin" plan --preset a100-superpod --sus 1..2 \
+      --workload "$src/tests/data/workloads/tiny-dense.yaml" 2>&1)
+if grep -qE "^ +1 +160 +10 .* 100\.0%$" <<<"$out" && grep -qE "^ +2 +320 +20 " <<<"$out"; then ok
+else note "plan --workload rows: $out"; fi
 "$bin" plan --template /nonexistent.yaml:x --nodes 1 >/dev/null 2>&1
 [ $? -eq 66 ] && ok || note "missing template file should exit 66"
 

@@ -151,6 +151,8 @@ const char *ts_workload_topology(const ts_workload *w);
 uint32_t ts_workload_parallel(const ts_workload *w, ts_group g);
 /* Micro-batches per pipeline per step: global_batch / (micro_batch * dp). */
 uint32_t ts_workload_microbatches(const ts_workload *w);
+/* Sequences per step (training.global_batch). */
+uint32_t ts_workload_global_batch(const ts_workload *w);
 
 /* ---- mapping ------------------------------------------------------------ */
 

@@ -14,6 +14,7 @@
 #include <sysexits.h>
 
 #include "cli/cli.h"
+#include "cli/cli_plan_run.h"
 #include "topsim/ts_plan.h"
 #include "topsim/ts_report_plan.h"
 #include "topsim/ts_units.h"
@@ -25,6 +26,7 @@ typedef struct plan_opts {
   int json;
   const char *emit;
   uint32_t sus_lo, sus_hi;  /* --sus A..B; 0 = no sweep */
+  const char *workload;     /* --workload: predict a step per size */
 } plan_opts;
 
 static void plan_help(void) {
@@ -53,7 +55,9 @@ static void plan_help(void) {
       "  --copper-node-leaf      node-leaf cables are DAC: no transceivers\n"
       "  --json                  print JSON\n"
       "  --emit-yaml FILE        write the plan as a topology file\n"
-      "  --workload FILE         (not available yet: needs `topsim run`)\n"
+      "  --workload FILE         with --sus: run one training step of FILE on\n"
+      "                          each size (dp fills the GPUs) and print step\n"
+      "                          time, tokens/s and scaling efficiency\n"
       "  -h, --help              show this help\n\n"
       "exit status: 0 ok, 64 bad option or unbuildable request, 66 missing "
       "file\n",
@@ -173,9 +177,8 @@ static int plan_opt(plan_opts *o, int c, const char *arg) {
                              "B", arg);
     return 0;
   case O_WORKLOAD:
-    return cli_usage_error("plan", "--workload: step-time prediction is not "
-                           "available yet (it needs `topsim run`); plan "
-                           "without it");
+    o->workload = arg;
+    return 0;
   default: return cli_usage_error("plan", "unknown option");
   }
 }
@@ -213,6 +216,9 @@ static int parse_opts(int argc, char **argv, plan_opts *o) {
   }
   if (optind < argc)
     return cli_usage_error("plan", "unexpected argument '%s'", argv[optind]);
+  if (o->workload && !o->sus_lo)
+    return cli_usage_error("plan", "--workload needs --sus A..B (the sizes to "
+                           "predict)");
   if (o->sus_lo && (o->req.gpus || o->req.nodes || o->emit))
     return cli_usage_error("plan", "--sus sweeps sizes: drop --gpus, --nodes "
                            "and --emit-yaml");
@@ -270,6 +276,10 @@ static int run_sweep(plan_opts *o) {
     if (rc) st = fail(&d, rc);
   }
   if (!st && ts_report_plan_sweep(rows, n, o->json, stdout)) st = EX_IOERR;
+  if (!st && o->workload) {
+    putchar('\n');
+    st = cli_plan_predict(&o->req, o->sus_lo, o->sus_hi, o->workload);
+  }
   for (uint32_t i = 0; i < n; i++) ts_plan_free(&rows[i]);
   free(rows);
   return st;

@@ -434,3 +434,7 @@ uint32_t ts_workload_parallel(const ts_workload *w, ts_group g) {
 uint32_t ts_workload_microbatches(const ts_workload *w) {
   return work_microbatches(&w->cfg);
 }
+
+uint32_t ts_workload_global_batch(const ts_workload *w) {
+  return w->cfg.global_batch;
+}

@@ -1,0 +1,136 @@
+/* cli_plan_run.c - `topsim plan --sus A..B --workload FILE`: the planner's
+ * question "what does one more SU buy me". For each SU count the plan is
+ * emitted as a topology (in memory), loaded, the workload mapped onto all
+ * its GPUs (data parallelism grows with the size: dp = GPUs / (tp cp pp))
+ * and one step run. Weak scaling: every data-parallel replica keeps the
+ * file's share of the global batch, so the global batch grows with dp
+ * (what one more SU buys at constant per-replica work).
+ * Scaling efficiency = tokens/s per GPU relative to the smallest size that
+ * ran. Sizes the workload cannot use (dp not whole, batch not divisible,
+ * memory) are listed with the reason instead of a time. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+
+#include "cli/cli_plan_run.h"
+#include "topsim/ts_step.h"
+
+typedef struct size_row {
+  uint32_t sus, gpus, dp;
+  int ok;
+  double step_s, tokens_s, mfu;
+  char why[800];
+} size_row;
+
+/* Emits the plan into memory and loads it back as a topology. */
+static int plan_topo(const ts_plan_result *r, ts_topo **t, ts_diag *d) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) return ts_diag_set(d, TS_ENOMEM, NULL, 0, 0, "out of memory");
+  int rc = ts_plan_emit_yaml(r, f);
+  if (fclose(f) || rc) rc = ts_diag_set(d, TS_EIO, NULL, 0, 0, "cannot emit the plan");
+  if (!rc) rc = ts_topo_load_buffer(buf, len, "<plan>", t, d);
+  free(buf);
+  return rc;
+}
+
+/* Maps and runs one step of the workload on t with dp set to fill it. */
+static int step_on(const char *workload, const ts_topo *t, size_row *row,
+                   ts_diag *d) {
+  ts_workload *w = NULL;
+  ts_mapping *m = NULL;
+  ts_step_result res;
+  memset(&res, 0, sizeof res);
+  int rc = ts_workload_load_file(workload, &w, d);
+  uint32_t tp = 1, cp = 1, pp = 1;
+  if (!rc) {
+    tp = ts_workload_parallel(w, TS_GROUP_TP);
+    cp = ts_workload_parallel(w, TS_GROUP_CP);
+    pp = ts_workload_parallel(w, TS_GROUP_PP);
+  }
+  if (!rc && row->gpus % (tp * cp * pp))
+    rc = ts_diag_set(d, TS_EINVALID, NULL, 0, 0, "%u GPUs are not a multiple of "
+                     "tp x cp x pp = %u", row->gpus, tp * cp * pp);
+  char dp[32], gpus[32], gb[32];
+  row->dp = row->gpus / (tp * cp * pp);
+  uint32_t dp_file = rc ? 1 : ts_workload_parallel(w, TS_GROUP_DP);
+  uint32_t per_replica = rc ? 1 : ts_workload_global_batch(w) / dp_file;
+  snprintf(dp, sizeof dp, "%u", row->dp);
+  snprintf(gpus, sizeof gpus, "%u", row->gpus);
+  snprintf(gb, sizeof gb, "%llu", (unsigned long long)per_replica * row->dp);
+  if (!rc) rc = ts_workload_override(w, "dp", dp, d);
+  if (!rc) rc = ts_workload_override(w, "global_batch", gb, d);
+  if (!rc) rc = ts_workload_override(w, "gpus", gpus, d);
+  if (!rc) rc = ts_work_map(w, t, &m, d);
+  ts_step_opts o;
+  ts_step_opts_default(&o);
+  if (!rc) rc = ts_step_run(w, t, m, &o, &res, d);
+  if (!rc) {
+    row->ok = 1;
+    row->step_s = (double)res.step_time / 1e12;
+    row->tokens_s = res.tokens_per_s;
+    row->mfu = res.mfu;
+  }
+  ts_step_result_free(&res);
+  ts_mapping_free(m);
+  ts_workload_free(w);
+  return rc;
+}
+
+static void run_size(const ts_plan_request *req, const char *workload,
+                     size_row *row) {
+  ts_plan_result r;
+  ts_topo *t = NULL;
+  ts_diag d;
+  ts_diag_clear(&d);
+  int rc = ts_plan_compute(req, &r, &d);
+  if (!rc) {
+    row->gpus = r.gpus;
+    rc = plan_topo(&r, &t, &d);
+    ts_plan_free(&r);
+  }
+  if (!rc) rc = step_on(workload, t, row, &d);
+  if (rc) snprintf(row->why, sizeof row->why, "%s", d.msg);
+  ts_topo_free(t);
+}
+
+static void print_rows(const size_row *rows, uint32_t n) {
+  double base = 0;
+  printf("%4s %7s %5s %12s %14s %14s %7s %10s\n", "SUs", "GPUs", "dp",
+         "step (s)", "tokens/s", "tokens/s/GPU", "MFU", "scaling");
+  for (uint32_t i = 0; i < n; i++) {
+    const size_row *r = &rows[i];
+    if (!r->ok) {
+      printf("%4u %7u %5s  n/a: %s\n", r->sus, r->gpus, "-", r->why);
+      continue;
+    }
+    double per = r->tokens_s / r->gpus;
+    if (base == 0) base = per;
+    printf("%4u %7u %5u %12.4f %14.0f %14.1f %6.1f%% %9.1f%%\n", r->sus,
+           r->gpus, r->dp, r->step_s, r->tokens_s, per, 100 * r->mfu,
+           100 * per / base);
+  }
+}
+
+int cli_plan_predict(const ts_plan_request *req_in, uint32_t sus_lo,
+                     uint32_t sus_hi, const char *workload) {
+  uint32_t n = sus_hi - sus_lo + 1;
+  size_row *rows = calloc(n, sizeof *rows);
+  if (!rows) return EX_OSERR;
+  ts_plan_request req = *req_in;
+  uint32_t ran = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    rows[i].sus = sus_lo + i;
+    req.nodes = rows[i].sus * req.nodes_per_su;
+    req.gpus = 0;
+    run_size(&req, workload, &rows[i]);
+    ran += (uint32_t)rows[i].ok;
+  }
+  printf("workload %s, weak scaling (each data-parallel replica keeps its "
+         "share of the global batch), one step per size\n", workload);
+  print_rows(rows, n);
+  free(rows);
+  return ran ? 0 : EX_DATAERR;
+}
