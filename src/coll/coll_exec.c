@@ -21,6 +21,16 @@
 
 typedef struct exec_run exec_run;
 
+/* Route cache: direct-mapped on (src, dst, channel). A connection keeps its
+ * path for the whole run, as an RDMA queue pair keeps its ECMP hash, so the
+ * cache changes nothing but the cost of routing repeated pairs. */
+#define EXEC_CACHE_SLOTS (1u << 14)
+
+typedef struct route_slot {
+  uint32_t src, dst, channel, valid;
+  ts_path path;
+} route_slot;
+
 struct ts_coll_exec {
   const ts_topo *t;
   ts_sim *sim;
@@ -31,6 +41,7 @@ struct ts_coll_exec {
   int err;
   ts_diag diag;
   exec_run *runs;          /* live runs, for ts_coll_exec_free */
+  route_slot *cache;       /* EXEC_CACHE_SLOTS entries, or NULL */
 };
 
 struct exec_run {
@@ -56,6 +67,8 @@ int ts_coll_exec_new(const ts_topo *t, ts_sim *sim, ts_net *net, ts_route *rt,
     *out = NULL;
     return TS_ENOMEM;
   }
+  /* The cache is an optimisation: without memory for it, route every time. */
+  (*out)->cache = calloc(EXEC_CACHE_SLOTS, sizeof *(*out)->cache);
   (*out)->t = t;
   (*out)->sim = sim;
   (*out)->net = net;
@@ -84,6 +97,7 @@ void ts_coll_exec_free(ts_coll_exec *x) {
     run_free(r);
   }
   free(x->paths);
+  free(x->cache);
   free(x);
 }
 
@@ -150,8 +164,8 @@ static void fail(exec_run *r, int code, const ts_diag *d) {
 }
 
 /* Path set of one transfer: NVLS hops to/from a switch, else a route. */
-static int xfer_paths(exec_run *r, const ts_coll_xfer *xf, uint32_t i,
-                      uint32_t *k, ts_diag *d) {
+static int xfer_paths(exec_run *r, const ts_coll_xfer *xf, uint32_t *k,
+                      ts_diag *d) {
   ts_coll_exec *x = r->x;
   if (xf->src_rank < 0 || xf->dst_rank < 0) {
     int to_gpu = xf->src_rank < 0;
@@ -164,10 +178,22 @@ static int xfer_paths(exec_run *r, const ts_coll_xfer *xf, uint32_t i,
                        "switch '%s'", ts_topo_node_name(x->t, gpu),
                        ts_topo_node_name(x->t, sw));
   }
-  uint64_t flow = r->tag * 0x9E3779B97F4A7C15ULL + i;
-  return coll_path_route(x->t, x->net, x->rt, (uint32_t)xf->src,
-                         (uint32_t)xf->dst, flow, 0, x->paths, COLL_PATH_STRIPES,
-                         k, d);
+  /* ECMP hashes the connection (pair and channel), like a queue pair. */
+  uint32_t src = (uint32_t)xf->src, dst = (uint32_t)xf->dst;
+  uint64_t flow = ((uint64_t)src * 0x9E3779B97F4A7C15ULL) ^
+                  ((uint64_t)dst * 0xC2B2AE3D27D4EB4FULL) ^ xf->channel;
+  route_slot *slot = x->cache ? &x->cache[flow % EXEC_CACHE_SLOTS] : NULL;
+  if (slot && slot->valid && slot->src == src && slot->dst == dst &&
+      slot->channel == xf->channel) {
+    x->paths[0] = slot->path;
+    *k = 1;
+    return 0;
+  }
+  int rc = coll_path_route(x->t, x->net, x->rt, src, dst, flow, 0, x->paths,
+                           COLL_PATH_STRIPES, k, d);
+  if (!rc && *k == 1 && slot)
+    *slot = (route_slot){src, dst, xf->channel, 1, x->paths[0]};
+  return rc;
 }
 
 static void xfer_send(exec_run *r, uint32_t i) {
@@ -176,7 +202,7 @@ static void xfer_send(exec_run *r, uint32_t i) {
   ts_diag d;
   ts_diag_clear(&d);
   uint32_t k = 0;
-  int rc = xfer_paths(r, xf, i, &k, &d);
+  int rc = xfer_paths(r, xf, &k, &d);
   if (!rc) rc = coll_path_send(x->net, x->paths, k, xf->wire_bytes, xf->alpha,
                                on_net_done, r, i);
   if (rc) {
