@@ -5,6 +5,8 @@
  * bandwidths in bytes/s (numbers, not formatted strings). Cost: O(1) per
  * plan, O(n) per sweep. */
 #include <jansson.h>
+
+#include "report/report_json.h"
 #include <stdio.h>
 
 #include "topsim/ts_report_plan.h"
@@ -110,47 +112,28 @@ int ts_report_plan_text(const ts_plan_result *r, FILE *out) {
 
 /* ---- JSON ---- */
 
-/* Sets o[k] = v, counting failures (NULL v or a failed insert) in *bad. */
-static void jset(json_t *o, const char *k, json_t *v, int *bad) {
-  if (!o || !v) {
-    json_decref(v);
-    (*bad)++;
-  } else if (json_object_set_new(o, k, v)) {
-    (*bad)++;
-  }
-}
-
-static void japp(json_t *a, json_t *v, int *bad) {
-  if (!a || !v) {
-    json_decref(v);
-    (*bad)++;
-  } else if (json_array_append_new(a, v)) {
-    (*bad)++;
-  }
-}
-
 static json_t *json_tier(const ts_plan_tier *t, int *bad) {
   json_t *o = json_object();
-  jset(o, "switches", json_integer(t->switches), bad);
-  jset(o, "radix", json_integer(t->radix), bad);
-  jset(o, "down", json_integer(t->down), bad);
-  jset(o, "up", json_integer(t->up), bad);
-  jset(o, "ports_down", json_integer((json_int_t)t->ports_down), bad);
-  jset(o, "ports_up", json_integer((json_int_t)t->ports_up), bad);
-  jset(o, "ports_reserved", json_integer((json_int_t)t->ports_reserved), bad);
-  jset(o, "ports_free", json_integer((json_int_t)t->ports_free), bad);
-  jset(o, "oversubscription", json_real(t->oversub), bad);
+  report_jset(o, "switches", json_integer(t->switches), bad);
+  report_jset(o, "radix", json_integer(t->radix), bad);
+  report_jset(o, "down", json_integer(t->down), bad);
+  report_jset(o, "up", json_integer(t->up), bad);
+  report_jset(o, "ports_down", json_integer((json_int_t)t->ports_down), bad);
+  report_jset(o, "ports_up", json_integer((json_int_t)t->ports_up), bad);
+  report_jset(o, "ports_reserved", json_integer((json_int_t)t->ports_reserved), bad);
+  report_jset(o, "ports_free", json_integer((json_int_t)t->ports_free), bad);
+  report_jset(o, "oversubscription", json_real(t->oversub), bad);
   return o;
 }
 
 static json_t *json_fail(const ts_plan_failure *x, int *bad) {
   json_t *o = json_object();
-  jset(o, "switches_hit", json_integer(x->switches_hit), bad);
-  jset(o, "nodes_hit", json_integer(x->nodes_hit), bad);
-  jset(o, "capacity_loss", json_real(x->uplink_loss), bad);
-  jset(o, "gpus_slowed", json_integer(x->gpus_slowed), bad);
-  jset(o, "gpus_cut_off", json_integer(x->gpus_cut_off), bad);
-  jset(o, "bisection_after", json_real(x->bisection_after), bad);
+  report_jset(o, "switches_hit", json_integer(x->switches_hit), bad);
+  report_jset(o, "nodes_hit", json_integer(x->nodes_hit), bad);
+  report_jset(o, "capacity_loss", json_real(x->uplink_loss), bad);
+  report_jset(o, "gpus_slowed", json_integer(x->gpus_slowed), bad);
+  report_jset(o, "gpus_cut_off", json_integer(x->gpus_cut_off), bad);
+  report_jset(o, "bisection_after", json_real(x->bisection_after), bad);
   return o;
 }
 
@@ -160,7 +143,7 @@ static json_t *json_per_tier(const ts_plan_result *r, int which, int *bad) {
     json_t *v = which == 0   ? json_tier(&r->tier[i], bad)
                 : which == 1 ? json_fail(&r->fail[i], bad)
                              : NULL;
-    jset(o, tier_names[i], v, bad);
+    report_jset(o, tier_names[i], v, bad);
   }
   return o;
 }
@@ -168,49 +151,49 @@ static json_t *json_per_tier(const ts_plan_result *r, int which, int *bad) {
 static json_t *json_counts(const uint64_t *v, int *bad) {
   json_t *o = json_object();
   for (int i = 0; i < 3; i++)
-    jset(o, cable_names[i], json_integer((json_int_t)v[i]), bad);
+    report_jset(o, cable_names[i], json_integer((json_int_t)v[i]), bad);
   return o;
 }
 
 static void json_head(json_t *o, const ts_plan_result *r, int *bad) {
-  jset(o, "template", json_string(r->template_name), bad);
-  jset(o, "gpu_model", json_string(r->gpu_model), bad);
-  jset(o, "technology", json_string(r->technology), bad);
-  jset(o, "gpus_requested", json_integer(r->gpus_requested), bad);
-  jset(o, "gpus", json_integer(r->gpus), bad);
-  jset(o, "nodes", json_integer(r->nodes), bad);
-  jset(o, "gpus_per_node", json_integer(r->gpus_per_node), bad);
-  jset(o, "rails", json_integer(r->rails), bad);
-  jset(o, "nodes_per_su", json_integer(r->nodes_per_su), bad);
-  jset(o, "sus", json_integer(r->sus), bad);
-  jset(o, "last_su_nodes", json_integer(r->last_su_nodes), bad);
-  jset(o, "port_speed", json_real(r->port_speed), bad);
-  jset(o, "efficiency", json_real(r->efficiency), bad);
-  jset(o, "tiers", json_integer(r->tiers), bad);
+  report_jset(o, "template", json_string(r->template_name), bad);
+  report_jset(o, "gpu_model", json_string(r->gpu_model), bad);
+  report_jset(o, "technology", json_string(r->technology), bad);
+  report_jset(o, "gpus_requested", json_integer(r->gpus_requested), bad);
+  report_jset(o, "gpus", json_integer(r->gpus), bad);
+  report_jset(o, "nodes", json_integer(r->nodes), bad);
+  report_jset(o, "gpus_per_node", json_integer(r->gpus_per_node), bad);
+  report_jset(o, "rails", json_integer(r->rails), bad);
+  report_jset(o, "nodes_per_su", json_integer(r->nodes_per_su), bad);
+  report_jset(o, "sus", json_integer(r->sus), bad);
+  report_jset(o, "last_su_nodes", json_integer(r->last_su_nodes), bad);
+  report_jset(o, "port_speed", json_real(r->port_speed), bad);
+  report_jset(o, "efficiency", json_real(r->efficiency), bad);
+  report_jset(o, "tiers", json_integer(r->tiers), bad);
 }
 
 static json_t *json_plan(const ts_plan_result *r, int *bad) {
   json_t *o = json_object(), *notes = json_array();
   json_head(o, r, bad);
-  jset(o, "tier", json_per_tier(r, 0, bad), bad);
-  jset(o, "spine_groups", json_integer(r->spine_groups), bad);
-  jset(o, "spines_per_group", json_integer(r->spines_per_group), bad);
-  jset(o, "leaf_spine_links", json_integer(r->leaf_spine_links), bad);
-  jset(o, "core_groups", json_integer(r->core_groups), bad);
-  jset(o, "cores_per_group", json_integer(r->cores_per_group), bad);
-  jset(o, "spine_core_links", json_integer(r->spine_core_links), bad);
-  jset(o, "cables", json_counts(r->cables, bad), bad);
-  jset(o, "transceivers", json_counts(r->transceivers, bad), bad);
-  jset(o, "transceivers_total", json_integer((json_int_t)r->transceivers_total),
+  report_jset(o, "tier", json_per_tier(r, 0, bad), bad);
+  report_jset(o, "spine_groups", json_integer(r->spine_groups), bad);
+  report_jset(o, "spines_per_group", json_integer(r->spines_per_group), bad);
+  report_jset(o, "leaf_spine_links", json_integer(r->leaf_spine_links), bad);
+  report_jset(o, "core_groups", json_integer(r->core_groups), bad);
+  report_jset(o, "cores_per_group", json_integer(r->cores_per_group), bad);
+  report_jset(o, "spine_core_links", json_integer(r->spine_core_links), bad);
+  report_jset(o, "cables", json_counts(r->cables, bad), bad);
+  report_jset(o, "transceivers", json_counts(r->transceivers, bad), bad);
+  report_jset(o, "transceivers_total", json_integer((json_int_t)r->transceivers_total),
        bad);
-  jset(o, "bisection_bw", json_real(r->bisection_bw), bad);
-  jset(o, "bisection_bw_achievable", json_real(r->bisection_bw_eff), bad);
-  jset(o, "hops_rail_aligned", json_integer(r->hops_rail), bad);
-  jset(o, "hops_any", json_integer(r->hops_any), bad);
-  jset(o, "failure", json_per_tier(r, 1, bad), bad);
+  report_jset(o, "bisection_bw", json_real(r->bisection_bw), bad);
+  report_jset(o, "bisection_bw_achievable", json_real(r->bisection_bw_eff), bad);
+  report_jset(o, "hops_rail_aligned", json_integer(r->hops_rail), bad);
+  report_jset(o, "hops_any", json_integer(r->hops_any), bad);
+  report_jset(o, "failure", json_per_tier(r, 1, bad), bad);
   for (uint32_t i = 0; i < r->note_count; i++)
-    japp(notes, json_string(r->notes[i]), bad);
-  jset(o, "notes", notes, bad);
+    report_japp(notes, json_string(r->notes[i]), bad);
+  report_jset(o, "notes", notes, bad);
   return o;
 }
 
@@ -233,15 +216,15 @@ int ts_report_plan_json(const ts_plan_result *r, FILE *out) {
 
 static json_t *json_row(const ts_plan_result *r, int *bad) {
   json_t *o = json_object();
-  jset(o, "sus", json_integer(r->sus), bad);
-  jset(o, "nodes", json_integer(r->nodes), bad);
-  jset(o, "gpus", json_integer(r->gpus), bad);
-  jset(o, "tiers", json_integer(r->tiers), bad);
-  jset(o, "leaves", json_integer(r->tier[0].switches), bad);
-  jset(o, "spines", json_integer(r->tier[1].switches), bad);
-  jset(o, "cores", json_integer(r->tier[2].switches), bad);
-  jset(o, "cables", json_counts(r->cables, bad), bad);
-  jset(o, "bisection_bw", json_real(r->bisection_bw), bad);
+  report_jset(o, "sus", json_integer(r->sus), bad);
+  report_jset(o, "nodes", json_integer(r->nodes), bad);
+  report_jset(o, "gpus", json_integer(r->gpus), bad);
+  report_jset(o, "tiers", json_integer(r->tiers), bad);
+  report_jset(o, "leaves", json_integer(r->tier[0].switches), bad);
+  report_jset(o, "spines", json_integer(r->tier[1].switches), bad);
+  report_jset(o, "cores", json_integer(r->tier[2].switches), bad);
+  report_jset(o, "cables", json_counts(r->cables, bad), bad);
+  report_jset(o, "bisection_bw", json_real(r->bisection_bw), bad);
   return o;
 }
 
@@ -267,6 +250,6 @@ int ts_report_plan_sweep(const ts_plan_result *rows, uint32_t n, int json,
   if (!json) return sweep_text(rows, n, out);
   int bad = 0;
   json_t *a = json_array();
-  for (uint32_t i = 0; i < n; i++) japp(a, json_row(&rows[i], &bad), &bad);
+  for (uint32_t i = 0; i < n; i++) report_japp(a, json_row(&rows[i], &bad), &bad);
   return dump(a, bad, out);
 }

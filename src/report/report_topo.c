@@ -7,6 +7,8 @@
  * as decimal GB/s (1e9 bytes/s). Costs: summary and JSON O(V + P) after the
  * stats; matrix O(g^2) pair classes for a host of g GPUs. */
 #include <jansson.h>
+
+#include "report/report_json.h"
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,30 +98,10 @@ int ts_report_topo_summary(const ts_topo *t, const ts_topo_stats *s,
 
 /* ---- JSON ---- */
 
-/* Sets o[k] = v, counting failures (NULL v or a failed insert) in *bad. */
-static void jset(json_t *o, const char *k, json_t *v, int *bad) {
-  if (!o || !v) {
-    json_decref(v);
-    (*bad)++;
-  } else if (json_object_set_new(o, k, v)) { /* v already released */
-    (*bad)++;
-  }
-}
-
-/* Appends v to array a, counting failures in *bad. */
-static void japp(json_t *a, json_t *v, int *bad) {
-  if (!a || !v) {
-    json_decref(v);
-    (*bad)++;
-  } else if (json_array_append_new(a, v)) {
-    (*bad)++;
-  }
-}
-
 static json_t *json_counts(const uint32_t *v, int n, bool nodes, int *bad) {
   json_t *o = json_object();
   for (int k = 0; k < n; k++)
-    jset(o, nodes ? ts_node_kind_name(k) : ts_link_kind_name(k),
+    report_jset(o, nodes ? ts_node_kind_name(k) : ts_link_kind_name(k),
          json_integer(v[k]), bad);
   return o;
 }
@@ -128,24 +110,24 @@ static json_t *json_models(const ts_topo *t, int *bad) {
   json_t *a = json_array();
   for (uint32_t m = 0; m < ts_topo_gpu_model_count(t); m++) {
     json_t *o = json_object();
-    jset(o, "name", json_string(ts_topo_gpu_model(t, m)->name), bad);
-    jset(o, "count", json_integer(gpus_of_model(t, m)), bad);
-    japp(a, o, bad);
+    report_jset(o, "name", json_string(ts_topo_gpu_model(t, m)->name), bad);
+    report_jset(o, "count", json_integer(gpus_of_model(t, m)), bad);
+    report_japp(a, o, bad);
   }
   return a;
 }
 
 static json_t *json_tier(const ts_tier_stats *ts, int k, int *bad) {
   json_t *o = json_object();
-  jset(o, "tier", json_string(ts_tier_name(k)), bad);
-  jset(o, "switches", json_integer(ts->switches), bad);
-  jset(o, "ports_total", json_integer((json_int_t)ts->ports_total), bad);
-  jset(o, "ports_down", json_integer((json_int_t)ts->ports_down), bad);
-  jset(o, "ports_up", json_integer((json_int_t)ts->ports_up), bad);
-  jset(o, "ports_free", json_integer((json_int_t)ts->ports_free), bad);
-  jset(o, "down_bw_Bps", json_real(ts->down_bw), bad);
-  jset(o, "up_bw_Bps", json_real(ts->up_bw), bad);
-  jset(o, "oversub", json_real(ts->oversub), bad);
+  report_jset(o, "tier", json_string(ts_tier_name(k)), bad);
+  report_jset(o, "switches", json_integer(ts->switches), bad);
+  report_jset(o, "ports_total", json_integer((json_int_t)ts->ports_total), bad);
+  report_jset(o, "ports_down", json_integer((json_int_t)ts->ports_down), bad);
+  report_jset(o, "ports_up", json_integer((json_int_t)ts->ports_up), bad);
+  report_jset(o, "ports_free", json_integer((json_int_t)ts->ports_free), bad);
+  report_jset(o, "down_bw_Bps", json_real(ts->down_bw), bad);
+  report_jset(o, "up_bw_Bps", json_real(ts->up_bw), bad);
+  report_jset(o, "oversub", json_real(ts->oversub), bad);
   return o;
 }
 
@@ -154,41 +136,41 @@ static json_t *json_plane(const ts_topo *t, const ts_topo_stats *s,
   const ts_plane *pl = ts_topo_plane(t, p);
   const ts_plane_stats *ps = &s->planes[p];
   json_t *o = json_object(), *tiers = json_array();
-  jset(o, "name", json_string(pl->name), bad);
-  jset(o, "kind", json_string(ts_plane_kind_name(pl->kind)), bad);
-  jset(o, "generator", json_string(pl->generator ? pl->generator : ""), bad);
-  jset(o, "link_preset", json_string(pl->link_preset ? pl->link_preset : ""), bad);
-  jset(o, "nics", json_integer(ps->nics), bad);
-  jset(o, "switches", json_integer(ps->switches), bad);
-  jset(o, "links", json_integer(ps->links), bad);
-  jset(o, "nic_bw_Bps", json_real(ps->nic_bw), bad);
+  report_jset(o, "name", json_string(pl->name), bad);
+  report_jset(o, "kind", json_string(ts_plane_kind_name(pl->kind)), bad);
+  report_jset(o, "generator", json_string(pl->generator ? pl->generator : ""), bad);
+  report_jset(o, "link_preset", json_string(pl->link_preset ? pl->link_preset : ""), bad);
+  report_jset(o, "nics", json_integer(ps->nics), bad);
+  report_jset(o, "switches", json_integer(ps->switches), bad);
+  report_jset(o, "links", json_integer(ps->links), bad);
+  report_jset(o, "nic_bw_Bps", json_real(ps->nic_bw), bad);
   for (uint32_t k = 1; k <= ps->tiers && k <= TS_TIER_MAX; k++)
-    japp(tiers, json_tier(&ps->tier[k], (int)k, bad), bad);
-  jset(o, "tiers", tiers, bad);
-  jset(o, "bisection_bw_Bps", json_real(ps->bisection_bw), bad);
+    report_japp(tiers, json_tier(&ps->tier[k], (int)k, bad), bad);
+  report_jset(o, "tiers", tiers, bad);
+  report_jset(o, "bisection_bw_Bps", json_real(ps->bisection_bw), bad);
   return o;
 }
 
 static json_t *json_summary(const ts_topo *t, const ts_topo_stats *s,
                             int *bad) {
   json_t *o = json_object(), *planes = json_array(), *hist = json_array();
-  jset(o, "name", json_string(ts_topo_name(t) ? ts_topo_name(t) : ""), bad);
-  jset(o, "hosts", json_integer(s->hosts), bad);
-  jset(o, "gpus", json_integer(s->gpus), bad);
-  jset(o, "gpu_models", json_models(t, bad), bad);
-  jset(o, "racks", json_integer(s->racks), bad);
-  jset(o, "sus", json_integer(s->sus), bad);
-  jset(o, "nodes", json_counts(s->nodes_by_kind, TS_NODE_KIND_COUNT, true, bad), bad);
-  jset(o, "links", json_counts(s->links_by_kind, TS_LINK_KIND_COUNT, false, bad), bad);
+  report_jset(o, "name", json_string(ts_topo_name(t) ? ts_topo_name(t) : ""), bad);
+  report_jset(o, "hosts", json_integer(s->hosts), bad);
+  report_jset(o, "gpus", json_integer(s->gpus), bad);
+  report_jset(o, "gpu_models", json_models(t, bad), bad);
+  report_jset(o, "racks", json_integer(s->racks), bad);
+  report_jset(o, "sus", json_integer(s->sus), bad);
+  report_jset(o, "nodes", json_counts(s->nodes_by_kind, TS_NODE_KIND_COUNT, true, bad), bad);
+  report_jset(o, "links", json_counts(s->links_by_kind, TS_LINK_KIND_COUNT, false, bad), bad);
   for (uint32_t p = 0; p < s->plane_count; p++)
-    japp(planes, json_plane(t, s, p, bad), bad);
-  jset(o, "planes", planes, bad);
-  jset(o, "bisection_bw_Bps", json_real(s->bisection_bw), bad);
-  jset(o, "scale_up_domain", json_integer(s->scale_up_domain), bad);
-  jset(o, "max_hops", json_integer(s->max_hops), bad);
+    report_japp(planes, json_plane(t, s, p, bad), bad);
+  report_jset(o, "planes", planes, bad);
+  report_jset(o, "bisection_bw_Bps", json_real(s->bisection_bw), bad);
+  report_jset(o, "scale_up_domain", json_integer(s->scale_up_domain), bad);
+  report_jset(o, "max_hops", json_integer(s->max_hops), bad);
   for (int h = 0; h < 16; h++)
-    japp(hist, json_integer(s->hop_hist[h]), bad);
-  jset(o, "hop_hist", hist, bad);
+    report_japp(hist, json_integer(s->hop_hist[h]), bad);
+  report_jset(o, "hop_hist", hist, bad);
   return o;
 }
 
