@@ -5,10 +5,9 @@
  * bandwidths in bytes/s (numbers, not formatted strings). Cost: O(1) per
  * plan, O(n) per sweep. */
 #include <jansson.h>
-
-#include "report/report_json.h"
 #include <stdio.h>
 
+#include "report/report_json.h"
 #include "topsim/ts_report_plan.h"
 #include "topsim/ts_units.h"
 

@@ -7,12 +7,11 @@
  * as decimal GB/s (1e9 bytes/s). Costs: summary and JSON O(V + P) after the
  * stats; matrix O(g^2) pair classes for a host of g GPUs. */
 #include <jansson.h>
-
-#include "report/report_json.h"
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/report_json.h"
 #include "topsim/ts_report.h"
 
 #define GBPS 1e9
