@@ -10,11 +10,10 @@
  * compact ring (TS_COLL_COMPACT: one long flow per neighbour pair, O(p)
  * transfers) for all-reduce, all-gather and reduce-scatter, since a step
  * ring over DP = 128 would cost O(p^2) transfers per bucket; smaller groups
- * let ts_coll's cost model choose (ring, tree, hierarchical; NVLS is not
- * declared). All-to-all is always all_to_allv (direct).
- * Cost-model bandwidths: bw_intra = the first GPU's NVLink bandwidth (sum of
- * its NVLink links; PCIe when it has none), bw_inter = its backend NIC's
- * network link, hbm_bw = its HBM bandwidth.
+ * let ts_coll's cost model choose (ring, tree, hierarchical, and NVLS where
+ * the topology declares it). All-to-all is always all_to_allv (direct).
+ * Communicators and cost-model bandwidths come from the topology through
+ * ts_coll_comm_from_topo and ts_coll_params_from_topo (ts_coll_run.h).
  *
  * All-to-all matrix of an EP group (dispatch orientation): member i sends
  * bytes_i * share_j to j on its host; its cross-host entries are scaled so
@@ -24,34 +23,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topsim/ts_coll_run.h"
 #include "work/work_step.h"
 
-static double node_link_bw(const ts_topo *t, uint32_t node, int kind) {
-  double sum = 0;
-  const uint32_t *adj = ts_topo_adj(t, node);
-  for (uint32_t i = 0; i < ts_topo_degree(t, node); i++) {
-    const ts_link *l = ts_topo_link(t, adj[i] >> 1);
-    if (l->kind == kind) sum += l->bandwidth;
-  }
-  return sum;
-}
-
+/* Cost-model bandwidths from the topology, as seen by rank 0's GPU. */
 static void params_from_topo(step_colls *k) {
   ts_coll_params *p = &k->params;
   ts_coll_params_default(p);
-  if (!k->m->ranks) return;
-  const ts_rank_label *lb = ts_mapping_rank(k->m, 0);
-  double nvl = node_link_bw(k->t, lb->gpu, TS_LINK_NVLINK);
-  if (nvl <= 0) nvl = node_link_bw(k->t, lb->gpu, TS_LINK_PCIE);
-  if (nvl <= 0) nvl = node_link_bw(k->t, lb->gpu, TS_LINK_C2C);
-  if (nvl > 0) p->bw_intra = nvl;
-  if (lb->nic >= 0) {
-    double nic = node_link_bw(k->t, (uint32_t)lb->nic, TS_LINK_NET);
-    if (nic > 0) p->bw_inter = nic;
-  }
-  const ts_gpu_model *g =
-      ts_topo_gpu_model(k->t, ts_topo_node(k->t, lb->gpu)->model);
-  if (g && g->hbm_bandwidth > 0) p->hbm_bw = g->hbm_bandwidth;
+  if (k->m->ranks) ts_coll_params_from_topo(k->t, ts_mapping_rank(k->m, 0)->gpu, p);
 }
 
 int step_colls_init(step_colls *k, const ts_topo *t, const ts_mapping *m,
@@ -99,21 +78,15 @@ void step_colls_free(step_colls *k) {
   memset(k, 0, sizeof *k);
 }
 
-/* Communicator of `n` ranks given by rank ids. */
+/* Communicator of `n` ranks given by rank ids: host labels and NVLS
+ * capability come from the topology (ts_coll_comm_from_topo). */
 static int comm_of(const step_colls *k, const uint32_t *ranks, uint32_t n,
                    ts_coll_comm **out) {
-  int *gpus = malloc((size_t)n * sizeof *gpus);
-  int *hosts = malloc((size_t)n * sizeof *hosts);
-  int rc = gpus && hosts ? 0 : TS_ENOMEM;
-  for (uint32_t i = 0; !rc && i < n; i++) {
-    const ts_rank_label *lb = ts_mapping_rank(k->m, ranks[i]);
-    gpus[i] = (int)lb->gpu;
-    hosts[i] = lb->host;
-  }
-  if (!rc) rc = ts_coll_comm_new(gpus, (int)n, out);
-  if (!rc) rc = ts_coll_comm_set_hosts(*out, hosts);
+  uint32_t *gpus = malloc((size_t)(n ? n : 1) * sizeof *gpus);
+  if (!gpus) return TS_ENOMEM;
+  for (uint32_t i = 0; i < n; i++) gpus[i] = ts_mapping_rank(k->m, ranks[i])->gpu;
+  int rc = ts_coll_comm_from_topo(k->t, gpus, n, out);
   free(gpus);
-  free(hosts);
   return rc;
 }
 
