@@ -213,8 +213,8 @@ static uint32_t step_any(coll_ctx *c, int src, int src_ep, int dst, int dst_ep,
                          uint64_t bytes, uint64_t reduce_bytes,
                          uint32_t channel, const uint32_t *deps, uint32_t ndeps,
                          const uint32_t *gates, uint32_t ngates) {
-  uint32_t k = c->plan->k, first = COLL_NONE;
-  size_t cap = (size_t)ndeps + (size_t)ngates * k;
+  uint32_t k = c->plan->k, first = COLL_NONE, prev = COLL_NONE;
+  size_t cap = (size_t)ndeps + (size_t)ngates * k + 1;
   uint32_t stackbuf[64];
   uint32_t *buf = cap <= 64 ? stackbuf : malloc(sizeof *buf * cap);
   if (!buf) {
@@ -223,9 +223,14 @@ static uint32_t step_any(coll_ctx *c, int src, int src_ep, int dst, int dst_ep,
   }
   for (uint32_t j = 0; j < k; j++) {
     uint32_t m = chunk_deps(c, j, deps, ndeps, gates, ngates, buf);
+    /* A channel sends its slices in order (NCCL's slice loop): chunk j
+     * waits for chunk j-1 of the same step, so chunks pipeline across
+     * steps instead of all sharing the link at once. */
+    if (prev != COLL_NONE) buf[m++] = prev;
     uint32_t i = coll_xfer(c, src, src_ep, dst, dst_ep, coll_part(bytes, k, j),
                            coll_part(reduce_bytes, k, j), channel, buf, m);
     if (j == 0) first = i;
+    prev = i;
   }
   if (buf != stackbuf) free(buf);
   return c->plan->err ? COLL_NONE : first;
