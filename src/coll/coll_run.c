@@ -45,7 +45,8 @@ int ts_coll_comm_from_topo(const ts_topo *t, const uint32_t *gpus, uint32_t n,
   return rc;
 }
 
-/* Backend NIC bandwidth of gpu's host divided by the host's GPUs. */
+/* Backend NIC bandwidth of gpu's host divided by the host's GPUs. O(nodes):
+ * called once per run, never per transfer. */
 static double nic_share(const ts_topo *t, int32_t host) {
   double nic = 0;
   uint32_t gpus = 0;

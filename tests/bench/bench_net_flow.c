@@ -37,16 +37,11 @@ static void done(ts_net *net, void *ctx, uint64_t tag) {
 int main(int argc, char **argv) {
   unsigned nodes = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 16384;
   uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 10) : 1;
-  char yaml[4096];
-  int len = bench_fabric_yaml(nodes, yaml, sizeof yaml);
   ts_diag d;
   ts_diag_clear(&d);
-  ts_topo *t = NULL;
   double t0 = bench_now_s();
-  if (ts_topo_load_buffer(yaml, (size_t)len, "<generated>", &t, &d)) {
-    fprintf(stderr, "load failed: %s\n", d.msg);
-    return 1;
-  }
+  ts_topo *t = bench_fabric_load(nodes);
+  if (!t) return 1;
   double t1 = bench_now_s();
   const uint32_t *gpus;
   uint32_t ng = ts_topo_gpus(t, &gpus);

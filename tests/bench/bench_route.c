@@ -48,16 +48,11 @@ int main(int argc, char **argv) {
       spray = (unsigned)strtoul(argv[++i], NULL, 10);
     else nodes = (unsigned)strtoul(argv[i], NULL, 10);
   }
-  char yaml[4096];
-  int len = bench_fabric_yaml(nodes, yaml, sizeof yaml);
   ts_diag d;
   ts_diag_clear(&d);
-  ts_topo *t = NULL;
   double t0 = bench_now_s();
-  if (ts_topo_load_buffer(yaml, (size_t)len, "<generated>", &t, &d)) {
-    fprintf(stderr, "%s\n", d.msg);
-    return 1;
-  }
+  ts_topo *t = bench_fabric_load(nodes);
+  if (!t) return 1;
   double t1 = bench_now_s();
   ts_route *r = NULL;
   if (ts_route_new(t, &o, NULL, &r, &d)) return 1;
