@@ -345,6 +345,39 @@ static void test_flops_megatron(void **st) {
   ts_workload_free(w);
 }
 
+/* Defect (issue 16): with one pipeline stage the first and the last stage
+ * are the same, and the output layer and embedding were counted twice.
+ * GPT 1.3B-like: l 24, h 2048, s 2048, V 51200, B 8 on one stage. The
+ * logits term V/(12 l h) = 0.0868 of the layer FLOPs: counted twice it made
+ * the total 8% too high. Narayanan's closed form must hold within 1%, and
+ * the op list holds exactly one embedding and one logits op per pass. */
+static void test_flops_one_stage(void **st) {
+  (void)st;
+  ts_workload *w = load_text(
+      "topsim: 1\nname: gpt1b\n"
+      "model: {layers: 24, hidden: 2048, heads: 16, seq_len: 2048, "
+      "vocab: 51200}\n"
+      "training: {global_batch: 8, micro_batch: 1}\n");
+  //ATT
+  double B = 8, s = 2048, l = 24, h = 2048, V = 51200;
+  double f72 = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+  assert_true(fabs(ts_work_step_flops(w) / f72 - 1) < 0.01);
+  ts_op *ops;
+  size_t n;
+  assert_int_equal(ts_work_ops(w, NULL, 0, 0, &ops, &n), 0);
+  int logits[TS_PHASE_COUNT] = {0}, embed[TS_PHASE_COUNT] = {0};
+  for (size_t i = 0; i < n; i++) {
+    if (ops[i].kind == TS_OP_LOGITS) logits[ops[i].phase]++;
+    if (ops[i].kind == TS_OP_EMBED) embed[ops[i].phase]++;
+  }
+  assert_int_equal(logits[TS_PHASE_FWD], 1);
+  assert_int_equal(logits[TS_PHASE_BWD], 1);
+  assert_int_equal(embed[TS_PHASE_FWD], 1);
+  assert_int_equal(embed[TS_PHASE_BWD], 1);
+  free(ops);
+  ts_workload_free(w);
+}
+
 /* Roofline of layer 0 forward of the seed model on an A100 (312 TFLOP/s,
  * 2039 GB/s; efficiencies gemm 0.7, attention 0.5, memory 0.8), T = 4096
  * tokens, h = 8192, t = 8, f = 4h (FLOPs, bytes as in work_compute.c):
@@ -646,6 +679,7 @@ int main(void) {
       cmocka_unit_test(test_mapping_labels),
       cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_flops_megatron),
+      cmocka_unit_test(test_flops_one_stage),
       cmocka_unit_test(test_roofline_layer),
       cmocka_unit_test(test_moe_node_limited),
       cmocka_unit_test(test_overrides),

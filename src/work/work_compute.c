@@ -149,13 +149,16 @@ static void layer_ops(op_list *L, uint32_t layer, ts_phase ph, double mult,
        m * (h * f / t * wb + 2 * tok * f / t + 2 * tok * h), EFF_GEMM);
 }
 
-static void edge_ops(op_list *L, uint32_t stage, ts_phase ph, double mult) {
+/* The embedding gather (first virtual stage) or the output layer (last);
+ * one call per edge, so a single-stage pipeline, where both edges sit on
+ * one stage, counts each once. */
+static void edge_op(op_list *L, bool logits, ts_phase ph, double mult) {
   const work_cfg *c = L->c;
   double T = (double)c->micro_batch * c->seq_len / c->cp, h = c->hidden;
   double t = c->tp, V = c->vocab, wb = c->dtype == WORK_FP8 ? 1 : 2;
-  if (stage == 0)
+  if (!logits)
     push(L, TS_OP_EMBED, ph, -1, 0, mult * 4 * T * h, EFF_GEMM);
-  if (stage == c->pp - 1)
+  else
     push(L, TS_OP_LOGITS, ph, -1, mult * 2 * T * h * V / t,
          mult * (h * V / t * wb + 2 * T * h + 4 * T * V / t), EFF_GEMM);
 }
@@ -169,20 +172,20 @@ static void chunk_ops(op_list *L, uint32_t stage, uint32_t ch, double share,
   work_stage_layers(c, stage, ch, &first, &count);
   bool head = stage == 0 && ch == 0, tail = stage == c->pp - 1 && ch == v - 1;
   if (fwd) {
-    if (head) edge_ops(L, 0, TS_PHASE_FWD, 1);
+    if (head) edge_op(L, false, TS_PHASE_FWD, 1);
     for (uint32_t l = first; l < first + count; l++)
       layer_ops(L, l, TS_PHASE_FWD, 1, false, share);
-    if (tail) edge_ops(L, c->pp - 1, TS_PHASE_FWD, 1);
+    if (tail) edge_op(L, true, TS_PHASE_FWD, 1);
     return;
   }
-  if (tail) edge_ops(L, c->pp - 1, TS_PHASE_BWD, 2);
+  if (tail) edge_op(L, true, TS_PHASE_BWD, 2);
   for (uint32_t l = first + count; l-- > first;) {
     if (c->recompute != WORK_RC_NONE)
       layer_ops(L, l, TS_PHASE_RECOMPUTE, 1, c->recompute == WORK_RC_SELECTIVE,
                 share);
     layer_ops(L, l, TS_PHASE_BWD, 2, false, share);
   }
-  if (head) edge_ops(L, 0, TS_PHASE_BWD, 2);
+  if (head) edge_op(L, false, TS_PHASE_BWD, 2);
 }
 
 static void optimizer_op(op_list *L, uint32_t stage) {
