@@ -132,6 +132,7 @@ static void test_seed_tp_volume(void **st) {
 static void test_refuse_memory(void **st) {
   (void)st;
   ts_workload *w = load_text(seed_yaml);
+  set(w, "flash_attention", "false"); /* Korthikanti's unfused attention */
   ts_mem_breakdown b;
   assert_int_equal(ts_work_memory(w, 0, &b), 0);
   assert_int_equal(b.weights, 2ull * 4936894464ull);
@@ -166,7 +167,8 @@ static void test_activation_formula(void **st) {
   ts_workload *w = load_text(
       "topsim: 1\nname: k\n"
       "model: {layers: 8, hidden: 4096, heads: 32, seq_len: 2048, vocab: 8}\n"
-      "training: {global_batch: 1, sequence_parallel: true}\n"
+      "training: {global_batch: 1, sequence_parallel: true, "
+      "flash_attention: false}\n"
       "parallelism: {tp: 8}\n");
   ts_mem_breakdown b;
   assert_int_equal(ts_work_memory(w, 0, &b), 0);
@@ -325,6 +327,8 @@ static void test_flops_megatron(void **st) {
       "model: {layers: 96, hidden: 12288, heads: 96, seq_len: 2048, vocab: 51200}\n"
       "training: {global_batch: 1536, micro_batch: 1}\n"
       "parallelism: {tp: 8, pp: 16, dp: 8}\n");
+  set(w, "attention", "full"); /* Narayanan's formula: no causal mask */
+  set(w, "flash_attention", "false");
   double B = 1536, s = 2048, l = 96, h = 12288, V = 51200;
   double f72 = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
   double f96 = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
@@ -358,7 +362,8 @@ static void test_flops_one_stage(void **st) {
       "model: {layers: 24, hidden: 2048, heads: 16, seq_len: 2048, "
       "vocab: 51200}\n"
       "training: {global_batch: 8, micro_batch: 1}\n");
-  //ATT
+  set(w, "attention", "full");
+  set(w, "flash_attention", "false");
   double B = 8, s = 2048, l = 24, h = 2048, V = 51200;
   double f72 = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
   assert_true(fabs(ts_work_step_flops(w) / f72 - 1) < 0.01);
@@ -378,6 +383,81 @@ static void test_flops_one_stage(void **st) {
   ts_workload_free(w);
 }
 
+/* Causal attention computes s(s+1)/2 of the s^2 (query, key) pairs, so
+ * Narayanan's attention term s/(6h) becomes (s+1)/(12h):
+ *   full    72 B s l h^2 (1 + s/(6h)      + V/(12 l h))
+ *   causal  72 B s l h^2 (1 + (s+1)/(12h) + V/(12 l h))
+ * At 128K context (s 131072, h 8192: s/(6h) = 2.67) the attention is most of
+ * the work and causal masking nearly halves the step. Sliding window W:
+ * W(W+1)/2 + (s-W)W pairs; with full_attention_every k, layer l is global
+ * when (l+1) % k == 0. FlashAttention's backward recomputes the scores once
+ * (phase recompute, one attn_score op per layer), which is hardware, not
+ * model, FLOPs. */
+static void test_attention_mask(void **st) {
+  (void)st;
+  ts_workload *w = load_text(
+      "topsim: 1\nname: long\n"
+      "model: {layers: 8, hidden: 8192, heads: 64, seq_len: 131072, "
+      "vocab: 51200}\n"
+      "training: {global_batch: 1, flash_attention: false}\n"
+      "parallelism: {tp: 8, cp: 8}\n");
+  double B = 1, s = 131072, l = 8, h = 8192, V = 51200;
+  double base = 72 * B * s * l * h * h;
+  double causal = base * (1 + (s + 1) / (12 * h) + V / (12 * l * h));
+  double full = base * (1 + s / (6 * h) + V / (12 * l * h));
+  assert_true(fabs(ts_work_step_flops(w) / causal - 1) < 0.01);
+  set(w, "attention", "full");
+  assert_true(fabs(ts_work_step_flops(w) / full - 1) < 0.01);
+  /* layer 0 attn_score on one GPU: 2 b pairs/cp q/t */
+  set(w, "attention", "causal");
+  set(w, "sliding_window", "4096");
+  set(w, "full_attention_every", "2");
+  ts_op *ops;
+  size_t n;
+  assert_int_equal(ts_work_ops(w, NULL, 0, 0, &ops, &n), 0);
+  double win = 4096.0 * 4097 / 2 + (s - 4096) * 4096, glob = s * (s + 1) / 2;
+  double want[2] = {2 * win / 8 * h / 8, 2 * glob / 8 * h / 8};
+  int seen = 0, rec = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (ops[i].kind != TS_OP_ATTN_SCORE || ops[i].layer > 1) continue;
+    if (ops[i].phase == TS_PHASE_FWD) {
+      assert_true(fabs(ops[i].flops / want[ops[i].layer] - 1) < 1e-12);
+      seen++;
+    }
+    rec += ops[i].phase == TS_PHASE_RECOMPUTE;
+  }
+  assert_int_equal(seen, 2);
+  assert_int_equal(rec, 0); /* unfused, no recompute */
+  free(ops);
+  set(w, "flash_attention", "true");
+  assert_int_equal(ts_work_ops(w, NULL, 0, 0, &ops, &n), 0);
+  double fwd0 = 0, rec0 = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (ops[i].layer != 0) continue;
+    if (ops[i].phase == TS_PHASE_RECOMPUTE) {
+      assert_int_equal(ops[i].kind, TS_OP_ATTN_SCORE);
+      rec0 += ops[i].flops;
+      rec++;
+    }
+    if (ops[i].phase == TS_PHASE_FWD && ops[i].kind == TS_OP_ATTN_SCORE)
+      fwd0 = ops[i].flops;
+  }
+  assert_int_equal(rec, 1); /* one score recompute in layer 0 */
+  assert_true(fabs(rec0 - fwd0) < 1);
+  /* model FLOPs leave the kernel's recompute out */
+  assert_true(ts_work_step_flops(w) > ts_work_step_model_flops(w) * 1.01);
+  free(ops);
+  /* a window needs the causal mask */
+  set(w, "attention", "full");
+  ts_topo *t = tu_load("topologies/dgx-a100.yaml");
+  char msg[800];
+  set(w, "cp", "1");
+  assert_int_equal(map_err(w, t, msg, sizeof msg), TS_EINVALID);
+  assert_non_null(strstr(msg, "sliding_window = 4096 needs attention: causal"));
+  ts_topo_free(t);
+  ts_workload_free(w);
+}
+
 /* Roofline of layer 0 forward of the seed model on an A100 (312 TFLOP/s,
  * 2039 GB/s; efficiencies gemm 0.7, attention 0.5, memory 0.8), T = 4096
  * tokens, h = 8192, t = 8, f = 4h (FLOPs, bytes as in work_compute.c):
@@ -394,6 +474,7 @@ static void test_flops_one_stage(void **st) {
 static void test_roofline_layer(void **st) {
   (void)st;
   ts_workload *w = load_text(seed_yaml);
+  set(w, "attention", "full");
   ts_gpu_model a100 = {"A100", 312e12, 0, 80000000000ull, 2039e9};
   ts_op *ops;
   size_t n;
@@ -680,6 +761,7 @@ int main(void) {
       cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_flops_megatron),
       cmocka_unit_test(test_flops_one_stage),
+      cmocka_unit_test(test_attention_mask),
       cmocka_unit_test(test_roofline_layer),
       cmocka_unit_test(test_moe_node_limited),
       cmocka_unit_test(test_overrides),

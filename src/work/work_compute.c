@@ -83,18 +83,27 @@ static void push(op_list *L, ts_op_kind k, ts_phase ph, int32_t layer,
   o->time = roofline(L, flops, bytes, e);
 }
 
+/* Parts of a layer's forward that layer_ops appends. */
+enum { PART_ALL, PART_CORE, PART_SCORE };
+
 /* Appends the forward ops of `layer`; mult scales FLOPs and bytes (2 for
- * backward), `only_attn` keeps the attention core (selective recompute). */
+ * backward); part PART_CORE keeps the attention core (selective
+ * recompute), PART_SCORE its score GEMM only (what FlashAttention's
+ * backward recomputes). */
 static void layer_ops(op_list *L, uint32_t layer, ts_phase ph, double mult,
-                      bool only_attn, double share) {
+                      int part, double share) {
   const work_cfg *c = L->c;
   double t = c->tp, sl = (double)c->seq_len / c->cp, b = c->micro_batch;
-  double T = b * sl, h = c->hidden, S = c->seq_len;
+  double T = b * sl, h = c->hidden;
   double q = (double)c->heads * c->head_dim, k = (double)c->kv_heads * c->head_dim;
   double wb = c->dtype == WORK_FP8 ? 1 : 2, sp = c->sequence_parallel ? t : 1;
   double m = mult;
   int32_t ly = (int32_t)layer;
-  double f_sc = 2 * b * sl * S * q / t;
+  /* (query, key) pairs of the mask, spread evenly over CP ranks (Megatron
+   * balances causal CP by giving each rank two mirrored chunks) */
+  double f_sc = 2 * b * work_attn_pairs(c, layer) / c->cp * q / t;
+  double S = c->seq_len;
+  bool only_attn = part != PART_ALL;
   if (!only_attn) {
     push(L, TS_OP_LAYERNORM, ph, ly, m * 10 * T * h / sp, m * 8 * T * h / sp,
          EFF_GEMM);
@@ -104,6 +113,7 @@ static void layer_ops(op_list *L, uint32_t layer, ts_phase ph, double mult,
   }
   push(L, TS_OP_ATTN_SCORE, ph, ly, m * f_sc,
        m * 2 * (T * q / t + b * S * k / t), EFF_ATTN);
+  if (part == PART_SCORE) return;
   push(L, TS_OP_ATTN_VALUE, ph, ly, m * f_sc,
        m * 2 * (b * S * k / t + T * q / t), EFF_ATTN);
   if (only_attn) return;
@@ -174,16 +184,22 @@ static void chunk_ops(op_list *L, uint32_t stage, uint32_t ch, double share,
   if (fwd) {
     if (head) edge_op(L, false, TS_PHASE_FWD, 1);
     for (uint32_t l = first; l < first + count; l++)
-      layer_ops(L, l, TS_PHASE_FWD, 1, false, share);
+      layer_ops(L, l, TS_PHASE_FWD, 1, PART_ALL, share);
     if (tail) edge_op(L, true, TS_PHASE_FWD, 1);
     return;
   }
   if (tail) edge_op(L, true, TS_PHASE_BWD, 2);
   for (uint32_t l = first + count; l-- > first;) {
-    if (c->recompute != WORK_RC_NONE)
-      layer_ops(L, l, TS_PHASE_RECOMPUTE, 1, c->recompute == WORK_RC_SELECTIVE,
-                share);
-    layer_ops(L, l, TS_PHASE_BWD, 2, false, share);
+    if (c->recompute == WORK_RC_FULL)
+      layer_ops(L, l, TS_PHASE_RECOMPUTE, 1, PART_ALL, share);
+    else if (c->recompute == WORK_RC_SELECTIVE && !c->flash_attention)
+      layer_ops(L, l, TS_PHASE_RECOMPUTE, 1, PART_CORE, share);
+    /* FlashAttention's backward recomputes the scores from Q, K (5 GEMMs
+     * against the forward's 2, Dao 2023): hardware FLOPs, not model FLOPs;
+     * it is also all that selective recompute would redo */
+    if (c->flash_attention)
+      layer_ops(L, l, TS_PHASE_RECOMPUTE, 1, PART_SCORE, share);
+    layer_ops(L, l, TS_PHASE_BWD, 2, PART_ALL, share);
   }
   if (head) edge_op(L, false, TS_PHASE_BWD, 2);
 }

@@ -10,12 +10,13 @@
  *                 ffn_hidden, kv_heads, head_dim, dtype, activation,
  *                 experts, top_k, expert_ffn_hidden, shared_experts,
  *                 capacity_factor, routing_skew, node_limited_routing,
- *                 moe_layer_frequency, first_dense_layers}
+ *                 moe_layer_frequency, first_dense_layers, attention,
+ *                 sliding_window, full_attention_every}
  *   training:    {global_batch (required); micro_batch, schedule,
  *                 virtual_stages, first_stage_layers, last_stage_layers,
  *                 recompute, zero_stage, distributed_optimizer,
  *                 sequence_parallel, grad_dtype, dp_bucket_size,
- *                 dp_overlap, tp_comm_overlap}
+ *                 dp_overlap, tp_comm_overlap, flash_attention}
  *   parallelism: {tp, cp, pp, dp, ep, order, gpus, placement}
  *   efficiency:  {gemm, attention, memory}
  *
@@ -49,6 +50,7 @@ static const char *const acts[] = {"gelu", "swiglu", NULL};
 static const char *const scheds[] = {"gpipe", "1f1b", "interleaved", NULL};
 static const char *const recomps[] = {"none", "selective", "full", NULL};
 static const char *const gdtypes[] = {"fp32", "bf16", NULL};
+static const char *const masks[] = {"causal", "full", NULL};
 
 #define U(s, k, m, lo, hi) {s, k, F_U32, offsetof(work_cfg, m), lo, hi, NULL, 0, 0}
 #define R(s, k, m, l, h) {s, k, F_REAL, offsetof(work_cfg, m), 0, 0, NULL, l, h}
@@ -76,6 +78,9 @@ static const field fields[] = {
     U("model", "node_limited_routing", node_limit, 0, 1u << 20),
     U("model", "moe_layer_frequency", moe_freq, 1, 100000),
     U("model", "first_dense_layers", first_dense, 0, 100000),
+    E("model", "attention", attention, masks),
+    U("model", "sliding_window", window, 0, BIG),
+    U("model", "full_attention_every", full_every, 0, 100000),
     U("training", "global_batch", global_batch, 1, BIG),
     U("training", "micro_batch", micro_batch, 1, BIG),
     E("training", "schedule", schedule, scheds),
@@ -91,6 +96,7 @@ static const field fields[] = {
      NULL, 0, 0},
     B("training", "dp_overlap", dp_overlap),
     B("training", "tp_comm_overlap", tp_comm_overlap),
+    B("training", "flash_attention", flash_attention),
     U("parallelism", "tp", tp, 1, 1u << 20),
     U("parallelism", "cp", cp, 1, 1u << 20),
     U("parallelism", "pp", pp, 1, 1u << 20),
@@ -255,6 +261,8 @@ static void set_defaults(work_cfg *c) {
   c->recompute = WORK_RC_NONE;
   c->grad_dtype = WORK_GRAD_FP32;
   c->dp_overlap = true;
+  c->attention = WORK_ATTN_CAUSAL; /* decoder models */
+  c->flash_attention = true;
   c->tp = c->cp = c->pp = c->dp = c->ep = 1;
   c->eff_gemm = 0.7;
   c->eff_attn = 0.5;

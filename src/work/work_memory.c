@@ -72,7 +72,12 @@ static double layer_activations(const work_cfg *c, uint32_t layer,
           c->expert_ffn_hidden / h;
   else
     mlp = per_f * c->ffn_hidden / h;
-  double score = c->recompute == WORK_RC_NONE ? 5.0 * c->heads * s / h : 0;
+  /* the unfused kernel keeps the a*s*s scores (softmax 2, dropout mask 1,
+   * dropout output 2 bytes); FlashAttention keeps only the fp32 softmax
+   * statistics per head and token (4 bytes) and recomputes the rest */
+  double score = c->flash_attention          ? 4.0 * c->heads / h
+                 : c->recompute == WORK_RC_NONE ? 5.0 * c->heads * s / h
+                                                : 0;
   return sbh * (10 / sp + (attn + mlp + score) / t);
 }
 

@@ -112,6 +112,16 @@ void work_stage_layers(const work_cfg *c, uint32_t stage, uint32_t chunk,
   *count = per;
 }
 
+double work_attn_pairs(const work_cfg *c, uint32_t layer) {
+  double s = c->seq_len;
+  if (c->attention == WORK_ATTN_FULL) return s * s;
+  bool global = c->full_every && (layer + 1) % c->full_every == 0;
+  double w = c->window;
+  if (!w || global || w >= s) return s * (s + 1) / 2;
+  /* query i sees keys max(0, i - W + 1) .. i: the first W see i + 1 */
+  return w * (w + 1) / 2 + (s - w) * w;
+}
+
 void work_layer_params(const work_cfg *c, uint32_t layer, double *dense,
                        double *expert) {
   double h = c->hidden, q = (double)c->heads * c->head_dim;
@@ -212,6 +222,9 @@ int work_validate(const ts_workload *w, ts_diag *d) {
   if (c.kv_heads > c.heads || c.heads % c.kv_heads)
     return FAIL("heads = %u is not a multiple of kv_heads = %u", c.heads,
                 c.kv_heads);
+  if (c.window && c.attention == WORK_ATTN_FULL)
+    return FAIL("sliding_window = %u needs attention: causal (a window over "
+                "past tokens)", c.window);
   if (c.seq_len % c.cp)
     return FAIL("seq_len = %u is not divisible by cp = %u (remainder %u)",
                 c.seq_len, c.cp, c.seq_len % c.cp);
