@@ -145,7 +145,7 @@ static void test_refuse_memory(void **st) {
   assert_string_equal(msg,
       "pipeline stage 0 needs 132.4 GiB per GPU, HBM holds 74.5 GiB "
       "(A100-SXM4-80GB) on rank 0: over by 57.9 GiB (weights 9.2, grads "
-      "18.4, optimizer 55.2, activations 49.6 GiB)");
+      "18.4, optimizer 55.2, activations 49.6, buffers 0.0 GiB)");
   /* selective recompute drops 5as/h (20 of 33 per sbh): still too big;
    * ZeRO cannot help with dp = 1 */
   set(w, "recompute", "selective");
@@ -191,6 +191,112 @@ static void test_activation_formula(void **st) {
   assert_int_equal(ts_work_memory(w, 0, &z1), 0);
   assert_int_equal(z1.weights, z0.weights);
   assert_true(llabs((long long)z1.optimizer * 4 - (long long)z0.optimizer) < 8);
+  ts_workload_free(w);
+}
+
+/* Korthikanti et al. 2022, table 2: activation bytes per layer per
+ * micro-batch, t = tensor parallel size, unfused attention with dropout:
+ *   no parallelism             sbh(34 + 5as/h)
+ *   TP                         sbh(10 + 24/t + 5as/(ht))
+ *   TP + SP                    sbh(34/t + 5as/(ht))
+ *   TP + selective             sbh(10 + 24/t)
+ *   TP + SP + selective        sbh(34/t)
+ *   full recompute             2sbh
+ * GPT-3 175B: h 12288, a 96, s 2048, b 1, t 8: sbh = 25,165,824 and
+ * 5as/h = 80, so the factors are 114, 23, 14.25, 13, 4.25 and 2. One stage
+ * of 8 layers; vocabulary 8 keeps the fp32 logits (4sbV/t) a known tail.
+ * Without dropout the two 1-byte residual masks go (34 -> 32);
+ * FlashAttention replaces 5as/h by 4a/h (softmax statistics). Pipeline:
+ * stage 0 of 1F1B holds L layers' worth (p micro-batches of L/p layers);
+ * interleaved L(1 + (p-1)/(pv)). */
+static void test_korthikanti(void **st) {
+  (void)st;
+  ts_workload *w = load_text(
+      "topsim: 1\nname: k175\n"
+      "model: {layers: 8, hidden: 12288, heads: 96, seq_len: 2048, "
+      "vocab: 8}\n"
+      "training: {global_batch: 1, flash_attention: false}\n");
+  const double sbh = 2048.0 * 12288, L = 8, logits = 4.0 * 2048 * 8;
+  struct { const char *tp, *sp, *rc; double f; } row[] = {
+      {"1", "false", "none", 114},     {"8", "false", "none", 23},
+      {"8", "true", "none", 14.25},    {"8", "false", "selective", 13},
+      {"8", "true", "selective", 4.25}, {"8", "false", "full", 2},
+  };
+  ts_mem_breakdown b;
+  for (size_t i = 0; i < sizeof row / sizeof row[0]; i++) {
+    set(w, "tp", row[i].tp);
+    set(w, "sequence_parallel", row[i].sp);
+    set(w, "recompute", row[i].rc);
+    assert_int_equal(ts_work_memory(w, 0, &b), 0);
+    double want = L * sbh * row[i].f + logits / atof(row[i].tp);
+    assert_int_equal(b.activations, (uint64_t)want);
+  }
+  /* no dropout: 34 -> 32 (TP + SP + selective: 32/8 = 4) */
+  set(w, "dropout", "false");
+  set(w, "recompute", "selective");
+  set(w, "sequence_parallel", "true");
+  assert_int_equal(ts_work_memory(w, 0, &b), 0);
+  assert_int_equal(b.activations, (uint64_t)(L * sbh * 4 + logits / 8));
+  /* FlashAttention: 4a/h bytes of statistics, any recompute setting */
+  set(w, "flash_attention", "true");
+  set(w, "recompute", "none");
+  assert_int_equal(ts_work_memory(w, 0, &b), 0);
+  double fl = L * sbh * (4 + 4.0 * 96 / 12288 / 8) + logits / 8;
+  assert_true(fabs((double)b.activations - fl) < 1);
+  /* 1F1B over pp 4 with m = 8: stage 0 holds 4 micro-batches of 2 layers =
+   * L layers; interleaved v = 2: 11 chunks of 1 layer = L(1 + 3/8) */
+  set(w, "flash_attention", "false");
+  set(w, "dropout", "true");
+  set(w, "recompute", "selective");
+  set(w, "pp", "4");
+  set(w, "global_batch", "8");
+  assert_int_equal(ts_work_memory(w, 0, &b), 0);
+  assert_int_equal(b.activations, (uint64_t)(L * sbh * 4.25));
+  set(w, "schedule", "interleaved");
+  set(w, "virtual_stages", "2");
+  assert_int_equal(ts_work_memory(w, 0, &b), 0);
+  assert_int_equal(b.activations, (uint64_t)(L * (1 + 3.0 / 8) * sbh * 4.25));
+  ts_workload_free(w);
+}
+
+/* Megatron-LM's distributed optimizer (docs, "distrib_optimizer"): bytes
+ * per parameter with d data-parallel ranks: bf16 params + fp32 grads 18
+ * without it, 6 + 12/d with it; 16-bit grads 20 and 4 + 16/d (an fp32
+ * main-gradient copy joins the 12 optimizer bytes). Seed model, tp 8:
+ * P = 4,936,894,464 per GPU; d = 4. fsdp shards like the distributed
+ * optimizer over the gradient group; hsdp over its shard group (2 here). */
+static void test_distributed_optimizer_bytes(void **st) {
+  (void)st;
+  ts_workload *w = load_text(seed_yaml);
+  const uint64_t P = 4936894464ull;
+  set(w, "dp", "4");
+  set(w, "global_batch", "4");
+  ts_mem_breakdown b;
+  assert_int_equal(ts_work_memory(w, 0, &b), 0);
+  assert_int_equal(b.weights + b.grads + b.optimizer, 18 * P);
+  set(w, "grad_dtype", "bf16");
+  assert_int_equal(ts_work_memory(w, 0, &b), 0);
+  assert_int_equal(b.weights + b.grads + b.optimizer, 20 * P);
+  set(w, "distributed_optimizer", "true");
+  assert_int_equal(ts_work_memory(w, 0, &b), 0);
+  assert_int_equal(b.weights + b.grads + b.optimizer, 4 * P + 16 * P / 4);
+  set(w, "grad_dtype", "fp32");
+  assert_int_equal(ts_work_memory(w, 0, &b), 0);
+  assert_int_equal(b.weights + b.grads + b.optimizer, 6 * P + 12 * P / 4);
+  set(w, "distributed_optimizer", "false");
+  set(w, "dp_mode", "fsdp");
+  assert_int_equal(ts_work_memory(w, 0, &b), 0);
+  assert_int_equal(b.weights + b.grads + b.optimizer, 6 * P + 12 * P / 4);
+  set(w, "dp_mode", "hsdp");
+  set(w, "shard_group", "2");
+  assert_int_equal(ts_work_memory(w, 0, &b), 0);
+  assert_int_equal(b.optimizer, 12 * P / 2);
+  set(w, "shard_group", "3");
+  ts_topo *t = tu_load("topologies/dgx-a100.yaml");
+  char msg[800];
+  assert_int_equal(map_err(w, t, msg, sizeof msg), TS_EINVALID);
+  assert_non_null(strstr(msg, "shard_group = 3 must divide"));
+  ts_topo_free(t);
   ts_workload_free(w);
 }
 
@@ -253,6 +359,62 @@ static void test_mapping_labels(void **st) {
   assert_int_equal(ts_mapping_warning_count(m), 1);
   assert_non_null(strstr(ts_mapping_warning(m, 0), "span more than one NVLink"));
   ts_mapping_free(m);
+  ts_topo_free(t);
+  ts_workload_free(w);
+}
+
+/* Gradient reduction once per step. TP 8 x PP 4 x DP 4 on 128 GPUs of the
+ * 1-SU SuperPOD, m = 8 micro-batches, P parameters per GPU of stage 0
+ * (weights / 2), fp32 gradients. Bytes sent per GPU per step (buckets of
+ * 160 MB round each term by < 1 byte per bucket):
+ *   ZeRO-2  8 x RS(4P) + AG(2P) over DP 4     = 8 x 3P + 1.5P = 25.5P
+ *   fsdp    RS(4P) + AG(2P) over DP 4 once     = 3P + 1.5P     = 4.5P
+ *   hsdp 2  RS(4P) + AG(2P) over shard 2       = 2P + P        = 3P
+ *           + AR(4P/2) over replica 2          = 2P
+ * where RS and AG of S over p send (p-1)/p S and AR 2(p-1)/p S. */
+static void test_dp_modes(void **st) {
+  (void)st;
+  ts_workload *w = load_text(label_yaml);
+  ts_topo *t = tu_load("topologies/superpod-a100-1su.yaml");
+  set(w, "dp", "4");
+  set(w, "global_batch", "32");
+  set(w, "gpus", "128");
+  const char *mode[3] = {"zero", "fsdp", "hsdp"};
+  double want_grad[3] = {25.5, 4.5, 0}, want_shard[3] = {0, 0, 3};
+  double want_rep[3] = {0, 0, 2};
+  for (int i = 0; i < 3; i++) {
+    set(w, "zero_stage", i == 0 ? "2" : "0");
+    set(w, "dp_mode", mode[i]);
+    if (i == 2) set(w, "shard_group", "2");
+    ts_mapping *m = map_ok(w, t);
+    ts_mem_breakdown b;
+    assert_int_equal(ts_work_memory(w, 0, &b), 0);
+    double P = (double)b.weights / 2; /* weights are unsharded in all */
+    ts_comm_desc *c;
+    size_t n;
+    assert_int_equal(ts_work_comm(w, m, 0, &c, &n), 0);
+    ts_comm_volume v;
+    ts_work_comm_volume(c, n, &v);
+    free(c);
+    assert_true(fabs(v.per_step[TS_GROUP_GRAD] - want_grad[i] * P) < 64);
+    assert_true(fabs(v.per_step[TS_GROUP_SHARD] - want_shard[i] * P) < 64);
+    assert_true(fabs(v.per_step[TS_GROUP_REPLICA] - want_rep[i] * P) < 64);
+    if (i == 2) { /* shard groups: grad members 0-1 and 2-3 */
+      assert_int_equal(ts_mapping_group_size(m, TS_GROUP_SHARD), 2);
+      assert_int_equal(ts_mapping_group_size(m, TS_GROUP_REPLICA), 2);
+      uint32_t g = ts_mapping_rank(m, 0)->group[TS_GROUP_GRAD];
+      assert_int_equal(ts_mapping_group_member(m, TS_GROUP_SHARD, 0, 1),
+                       ts_mapping_group_member(m, TS_GROUP_GRAD, g, 1));
+      assert_int_equal(ts_mapping_group_member(m, TS_GROUP_REPLICA, 0, 1),
+                       ts_mapping_group_member(m, TS_GROUP_GRAD, g, 2));
+    }
+    ts_mapping_free(m);
+  }
+  /* ZeRO-2's per-micro-batch reduce-scatter contradicts "once per step" */
+  set(w, "zero_stage", "2");
+  char msg[800];
+  assert_int_equal(map_err(w, t, msg, sizeof msg), TS_EINVALID);
+  assert_non_null(strstr(msg, "dp_mode hsdp reduces gradients once per step"));
   ts_topo_free(t);
   ts_workload_free(w);
 }
@@ -761,6 +923,9 @@ int main(void) {
       cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_flops_megatron),
       cmocka_unit_test(test_flops_one_stage),
+      cmocka_unit_test(test_dp_modes),
+      cmocka_unit_test(test_korthikanti),
+      cmocka_unit_test(test_distributed_optimizer_bytes),
       cmocka_unit_test(test_attention_mask),
       cmocka_unit_test(test_roofline_layer),
       cmocka_unit_test(test_moe_node_limited),

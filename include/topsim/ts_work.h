@@ -40,6 +40,8 @@ typedef enum ts_group {
   TS_GROUP_PP,
   TS_GROUP_GRAD,        /* dense gradients: DP x CP */
   TS_GROUP_EXPERT_GRAD, /* expert gradients: (DP / EP) x CP */
+  TS_GROUP_SHARD,       /* HSDP: consecutive shard_group members of GRAD */
+  TS_GROUP_REPLICA,     /* HSDP: same shard index across shard groups */
   TS_GROUP_COUNT
 } ts_group;
 
@@ -55,8 +57,12 @@ typedef struct ts_rank_label {
   uint32_t index[TS_GROUP_COUNT];   /* rank within that group */
 } ts_rank_label;
 
+/* Bytes per GPU. buffers: transient working tensors at the peak (gathered
+ * sequence-parallel input, pipeline receive buffers, ZeRO-3 gathered
+ * layers, MoE dispatch/combine buffers). total = the sum of the five. */
 typedef struct ts_mem_breakdown {
-  uint64_t weights, grads, optimizer, activations, total; /* bytes per GPU */
+  uint64_t weights, grads, optimizer, activations, total;
+  uint64_t buffers;
 } ts_mem_breakdown;
 
 typedef enum ts_phase {

@@ -28,7 +28,8 @@
  *        all-reduce; ZeRO 1 / distributed optimizer: reduce-scatter of
  *        gradients + all-gather of bf16 weights; ZeRO 2: the reduce-scatter
  *        per micro-batch; ZeRO 3: also all-gathers weights forward and
- *        backward per micro-batch.
+ *        backward per micro-batch. fsdp / hsdp: reduce once per step
+ *        (fsdp_comm below).
  * Sent bytes: ring all-reduce 2(p-1)/p*S, all-gather and reduce-scatter
  * (p-1)/p*S. Cost: O(layers + buckets + ep^2) per rank. */
 #include <math.h>
@@ -226,12 +227,13 @@ static void pp_comm(comm_list *L) {
   }
 }
 
-/* Buckets of `total` bytes: one descriptor per bucket. */
-static void buckets(comm_list *L, ts_coll_kind k, ts_group g, ts_phase ph,
-                    double total, bool per_mb) {
+/* Buckets of `total` bytes: one descriptor per bucket (of bsz / div). */
+static void buckets_div(comm_list *L, ts_coll_kind k, ts_group g, ts_phase ph,
+                        double total, bool per_mb, uint64_t div) {
   const work_cfg *c = L->c;
   uint32_t p = L->m->size[g];
-  uint64_t left = (uint64_t)llround(total), bsz = c->dp_bucket;
+  uint64_t left = (uint64_t)llround(total), bsz = c->dp_bucket / div;
+  if (!bsz) bsz = 1;
   while (left > 0 && p > 1) {
     uint64_t sz = left < bsz ? left : bsz;
     uint64_t sent = k == TS_COLL_ALLREDUCE ? ring_ar(sz, p) : ring_ag(sz, p);
@@ -244,6 +246,33 @@ static void buckets(comm_list *L, ts_coll_kind k, ts_group g, ts_phase ph,
   }
 }
 
+static void buckets(comm_list *L, ts_coll_kind k, ts_group g, ts_phase ph,
+                    double total, bool per_mb) {
+  buckets_div(L, k, g, ph, total, per_mb, 1);
+}
+
+/* FSDP / HSDP, gradients accumulated locally over the micro-batches and
+ * reduced once per step: reduce-scatter over the shard group (the whole
+ * gradient group for fsdp) during the last backward; HSDP then all-reduces
+ * each shard over its replica group before the optimizer (phase step, kind
+ * all-reduce). Unsharded bf16 weights are all-gathered once per step ahead
+ * of the first micro-batch's forward (phase fwd, once per step) and kept
+ * (no reshard after forward, as Llama 3 ran FSDP). Expert weights shard
+ * over their expert gradient group. */
+static void fsdp_comm(comm_list *L, double params, bool expert, double gb) {
+  const work_cfg *c = L->c;
+  bool hsdp = c->dp_mode == WORK_DP_HSDP && !expert;
+  ts_group g = expert ? TS_GROUP_EXPERT_GRAD
+               : hsdp ? TS_GROUP_SHARD : TS_GROUP_GRAD;
+  buckets(L, TS_COLL_REDUCESCATTER, g, TS_PHASE_BWD, params * gb, false);
+  if (hsdp) {
+    uint32_t ds = L->m->size[TS_GROUP_SHARD];
+    buckets_div(L, TS_COLL_ALLREDUCE, TS_GROUP_REPLICA, TS_PHASE_STEP,
+                params * gb / ds, false, ds);
+  }
+  buckets(L, TS_COLL_ALLGATHER, g, TS_PHASE_FWD, params * 2, false);
+}
+
 static void dp_comm(comm_list *L) {
   const work_cfg *c = L->c;
   double dense, expert;
@@ -254,6 +283,10 @@ static void dp_comm(comm_list *L) {
   for (int i = 0; i < 2; i++) {
     ts_group g = gk[i];
     if (params[i] <= 0) continue;
+    if (c->dp_mode != WORK_DP_ZERO) {
+      fsdp_comm(L, params[i], i == 1, gb);
+      continue;
+    }
     if (c->zero_stage == 0) {
       buckets(L, TS_COLL_ALLREDUCE, g, TS_PHASE_BWD, params[i] * gb, false);
       continue;

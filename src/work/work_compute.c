@@ -206,10 +206,10 @@ static void chunk_ops(op_list *L, uint32_t stage, uint32_t ch, double share,
 
 static void optimizer_op(op_list *L, uint32_t stage) {
   const work_cfg *c = L->c;
-  double dense, expert, gd = (double)c->dp * c->cp;
+  double dense, expert;
   work_stage_params(c, stage, &dense, &expert);
-  double p = c->zero_stage >= 1 ? dense / gd + expert / (gd / c->ep)
-                                : dense + expert;
+  double p = dense / work_state_shards(c, false) +
+             expert / work_state_shards(c, true);
   push(L, TS_OP_OPTIMIZER, TS_PHASE_STEP, -1, 12 * p, 30 * p, EFF_GEMM);
 }
 

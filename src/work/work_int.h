@@ -18,6 +18,7 @@ enum { WORK_GPIPE, WORK_1F1B, WORK_INTERLEAVED };
 enum { WORK_RC_NONE, WORK_RC_SELECTIVE, WORK_RC_FULL };
 enum { WORK_GRAD_FP32, WORK_GRAD_BF16 };
 enum { WORK_ATTN_CAUSAL, WORK_ATTN_FULL };
+enum { WORK_DP_ZERO, WORK_DP_FSDP, WORK_DP_HSDP };
 
 /* Dimensions of the order string; WORK_D_EDP is the "dp" token: the part
  * of data parallelism left after EP is carved out (size dp / ep). */
@@ -30,13 +31,14 @@ typedef struct work_cfg {
   uint32_t experts, top_k, expert_ffn_hidden, shared_experts, node_limit;
   uint32_t moe_freq, first_dense;
   uint32_t attention, window, full_every; /* mask, sliding window, every k-th layer global */
+  uint32_t dispatch_dtype;                /* WORK_BF16 or WORK_FP8 */
   double capacity_factor, routing_skew;
   /* training */
   uint32_t global_batch, micro_batch, schedule, virtual_stages;
   uint32_t first_stage_layers, last_stage_layers, recompute, zero_stage;
-  uint32_t grad_dtype;
+  uint32_t grad_dtype, dp_mode, shard_group;
   bool distributed_optimizer, sequence_parallel, dp_overlap, tp_comm_overlap;
-  bool flash_attention;
+  bool flash_attention, dropout;
   uint64_t dp_bucket;
   /* parallelism */
   uint32_t tp, cp, pp, dp, ep, gpus;
@@ -107,6 +109,11 @@ double work_moe_hot_factor(const work_cfg *c);
 /* (query, key) pairs one sequence's attention computes in `layer`: s^2
  * (full), s(s+1)/2 (causal), fewer under a sliding window. */
 double work_attn_pairs(const work_cfg *c, uint32_t layer);
+
+/* Ranks that shard the model states of dense (expert = false) or expert
+ * weights: the gradient group (ZeRO >= 1, fsdp) or the HSDP shard group;
+ * 1 when nothing is sharded. */
+double work_state_shards(const work_cfg *c, bool expert);
 
 /* Formats bytes as GiB with one decimal ("93.1"). */
 void work_gib(uint64_t bytes, char *buf, size_t len);

@@ -16,7 +16,8 @@
  *                 virtual_stages, first_stage_layers, last_stage_layers,
  *                 recompute, zero_stage, distributed_optimizer,
  *                 sequence_parallel, grad_dtype, dp_bucket_size,
- *                 dp_overlap, tp_comm_overlap, flash_attention}
+ *                 dp_overlap, tp_comm_overlap, flash_attention, dp_mode,
+ *                 shard_group, dropout}
  *   parallelism: {tp, cp, pp, dp, ep, order, gpus, placement}
  *   efficiency:  {gemm, attention, memory}
  *
@@ -51,6 +52,7 @@ static const char *const scheds[] = {"gpipe", "1f1b", "interleaved", NULL};
 static const char *const recomps[] = {"none", "selective", "full", NULL};
 static const char *const gdtypes[] = {"fp32", "bf16", NULL};
 static const char *const masks[] = {"causal", "full", NULL};
+static const char *const dpmodes[] = {"zero", "fsdp", "hsdp", NULL};
 
 #define U(s, k, m, lo, hi) {s, k, F_U32, offsetof(work_cfg, m), lo, hi, NULL, 0, 0}
 #define R(s, k, m, l, h) {s, k, F_REAL, offsetof(work_cfg, m), 0, 0, NULL, l, h}
@@ -79,6 +81,7 @@ static const field fields[] = {
     U("model", "moe_layer_frequency", moe_freq, 1, 100000),
     U("model", "first_dense_layers", first_dense, 0, 100000),
     E("model", "attention", attention, masks),
+    E("model", "moe_dispatch_dtype", dispatch_dtype, dtypes),
     U("model", "sliding_window", window, 0, BIG),
     U("model", "full_attention_every", full_every, 0, 100000),
     U("training", "global_batch", global_batch, 1, BIG),
@@ -92,6 +95,9 @@ static const field fields[] = {
     B("training", "distributed_optimizer", distributed_optimizer),
     B("training", "sequence_parallel", sequence_parallel),
     E("training", "grad_dtype", grad_dtype, gdtypes),
+    E("training", "dp_mode", dp_mode, dpmodes),
+    U("training", "shard_group", shard_group, 1, 1u << 24),
+    B("training", "dropout", dropout),
     {"training", "dp_bucket_size", F_SIZE, offsetof(work_cfg, dp_bucket), 0, 0,
      NULL, 0, 0},
     B("training", "dp_overlap", dp_overlap),
@@ -263,6 +269,7 @@ static void set_defaults(work_cfg *c) {
   c->dp_overlap = true;
   c->attention = WORK_ATTN_CAUSAL; /* decoder models */
   c->flash_attention = true;
+  c->dropout = true; /* Megatron-LM's default (hidden and attention 0.1) */
   c->tp = c->cp = c->pp = c->dp = c->ep = 1;
   c->eff_gemm = 0.7;
   c->eff_attn = 0.5;

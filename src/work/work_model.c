@@ -17,6 +17,11 @@ void work_derive(const ts_workload *w, work_cfg *c) {
   if (!c->head_dim) c->head_dim = c->heads ? c->hidden / c->heads : 0;
   if (!c->expert_ffn_hidden) c->expert_ffn_hidden = c->ffn_hidden;
   if (c->distributed_optimizer && c->zero_stage < 1) c->zero_stage = 1;
+  /* fsdp/hsdp shard the states like ZeRO-1 (unsharded weights and a local
+   * gradient accumulator live through the step, Llama 3's choice) */
+  if (c->dp_mode != WORK_DP_ZERO) c->zero_stage = 1;
+  if (c->dp_mode != WORK_DP_HSDP || !c->shard_group)
+    c->shard_group = c->dp * c->cp;
   if (c->schedule != WORK_INTERLEAVED) c->virtual_stages = 1;
   if (c->experts == 0) c->top_k = 0;
   if (!c->dp_bucket) {
@@ -150,6 +155,13 @@ double work_moe_rank_share(const work_cfg *c, uint32_t ep_rank) {
   return share;
 }
 
+double work_state_shards(const work_cfg *c, bool expert) {
+  if (c->zero_stage == 0) return 1;
+  double g = (double)c->dp * c->cp / (expert ? c->ep : 1);
+  /* HSDP: dense states over the shard group; expert states over theirs */
+  return !expert && c->dp_mode == WORK_DP_HSDP ? c->shard_group : g;
+}
+
 void work_gib(uint64_t bytes, char *buf, size_t len) {
   snprintf(buf, len, "%.1f", (double)bytes / (double)(1ull << 30));
 }
@@ -234,13 +246,21 @@ int work_validate(const ts_workload *w, ts_diag *d) {
                 "* %u = %llu (remainder %llu)", c.global_batch, c.micro_batch,
                 c.dp, (unsigned long long)per,
                 (unsigned long long)(c.global_batch % per));
+  uint32_t grad = c.dp * c.cp;
+  if (c.dp_mode == WORK_DP_HSDP && grad % c.shard_group)
+    return FAIL("shard_group = %u must divide the gradient group dp * cp = %u "
+                "(remainder %u)", c.shard_group, grad, grad % c.shard_group);
+  if (c.dp_mode != WORK_DP_ZERO && w->cfg.zero_stage >= 2)
+    return FAIL("dp_mode %s reduces gradients once per step; zero_stage = %u "
+                "asks for a reduce-scatter every micro-batch: set one",
+                c.dp_mode == WORK_DP_FSDP ? "fsdp" : "hsdp", w->cfg.zero_stage);
   int rc = check_split(w, &c, d);
   return rc ? rc : check_moe(w, &c, d);
 }
 
 const char *ts_group_name(ts_group g) {
   static const char *const n[] = {"tp", "cp", "ep", "dp", "pp", "grad",
-                                  "expert_grad"};
+                                  "expert_grad", "shard", "replica"};
   return (unsigned)g < TS_GROUP_COUNT ? n[g] : "?";
 }
 

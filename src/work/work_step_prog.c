@@ -43,6 +43,7 @@ typedef struct range {
 
 typedef struct dp_queue {
   uint32_t *idx;   /* descriptor indices, in order */
+  uint32_t *ord;   /* prefetch: ordinal of each on its stream */
   uint32_t n, next;
   double total;    /* bytes over all of them */
   double issued;   /* bytes issued so far */
@@ -59,9 +60,10 @@ typedef struct builder {
   ts_time_ps edge[2][2];   /* [embed/logits][fwd/bwd] */
   ts_time_ps optimizer;
   dp_queue final[2];       /* gradient reduction: dense, expert */
+  dp_queue pre[2];         /* fsdp weight all-gathers, once per step */
   uint32_t *per_mb;        /* per-micro-batch DP descriptors */
-  uint32_t nper_mb, *step_ag, nstep_ag;
-  uint32_t layers_total, layers_done;
+  uint32_t nper_mb, *step_ag, nstep_ag, *pre_opt, npre_opt;
+  uint32_t layers_total, layers_done, fwd_done;
   /* deferred waits: (group, ordinal); armed once a compute follows */
   uint8_t dg[64];
   uint32_t dord[64];
@@ -353,6 +355,31 @@ static void issue_buckets(builder *B, bool force) {
   }
 }
 
+/* fsdp: every weight all-gather is issued when the step starts ... */
+static void prefetch_issue(builder *B) {
+  for (int q = 0; q < 2; q++)
+    for (uint32_t i = 0; i < B->pre[q].n; i++)
+      B->pre[q].ord[i] = issue(B, &B->descs[B->pre[q].idx[i]], 0);
+}
+
+/* ... and the first micro-batch's forward waits, before each layer, for
+ * that layer's share of the stage's weights (uniform per layer, as FSDP
+ * prefetches the next layer's shard while this one computes). */
+static void prefetch_wait(builder *B) {
+  B->fwd_done++;
+  for (int q = 0; q < 2; q++) {
+    dp_queue *Q = &B->pre[q];
+    double target = B->layers_total
+                        ? Q->total * B->fwd_done / B->layers_total : Q->total;
+    while (Q->next < Q->n && Q->issued < target - 0.5) {
+      const ts_comm_desc *x = &B->descs[Q->idx[Q->next]];
+      wait_for(B, x->group_kind, Q->ord[Q->next]);
+      Q->issued += (double)x->bytes;
+      Q->next++;
+    }
+  }
+}
+
 static uint32_t vstage(const builder *B, uint32_t ch) {
   return ch * B->pp + B->stage;
 }
@@ -366,8 +393,10 @@ static void fwd_unit(builder *B, uint32_t ch, uint32_t mb) {
   if (ch == 0) dp_per_mb(B, TS_PHASE_FWD, TS_COLL_ALLGATHER, true);
   if (g == 0) comp(B, B->edge[0][0], TS_PHASE_FWD, -1);
   work_stage_layers(B->c, B->stage, ch, &first, &count);
-  for (uint32_t l = first; l < first + count; l++)
+  for (uint32_t l = first; l < first + count; l++) {
+    if (mb == 0) prefetch_wait(B);
     emit_layer(B, l, TS_PHASE_FWD);
+  }
   if (g + 1 == B->pp * B->v) comp(B, B->edge[1][0], TS_PHASE_FWD, -1);
   flush_waits(B, true);
   if (pipe && g + 1 < B->pp * B->v) send(B, 0, ch, mb);
@@ -419,6 +448,7 @@ static void run_unit(builder *B, uint32_t k, bool bwd) {
 
 static void schedule(builder *B) {
   uint32_t total = B->m * B->v, warm;
+  prefetch_issue(B);
   if (B->c->schedule == WORK_GPIPE) {
     for (uint32_t k = 0; k < total; k++) run_unit(B, k, false);
     for (uint32_t k = 0; k < total; k++) run_unit(B, k, true);
@@ -441,9 +471,15 @@ static void finish(builder *B) {
   flush_waits(B, true);
   B->chunk = -1;
   B->micro = -1;
-  static const uint8_t gk[2] = {TS_GROUP_GRAD, TS_GROUP_EXPERT_GRAD};
-  for (int i = 0; i < 2; i++)
+  static const uint8_t gk[3] = {TS_GROUP_GRAD, TS_GROUP_EXPERT_GRAD,
+                                TS_GROUP_SHARD};
+  for (int i = 0; i < 3; i++)
     if (B->p->nords[gk[i]]) wait_for(B, gk[i], B->p->nords[gk[i]] - 1);
+  /* HSDP: the shards' all-reduce over replicas needs the reduce-scatter */
+  for (uint32_t i = 0; i < B->npre_opt; i++)
+    issue(B, &B->descs[B->pre_opt[i]], 0);
+  if (B->p->nords[TS_GROUP_REPLICA])
+    wait_for(B, TS_GROUP_REPLICA, B->p->nords[TS_GROUP_REPLICA] - 1);
   comp(B, B->optimizer, TS_PHASE_STEP, -1);
   for (uint32_t i = 0; i < B->nstep_ag; i++)
     issue(B, &B->descs[B->step_ag[i]], 0);
@@ -475,7 +511,14 @@ static int index_descs(builder *B) {
   B->step_ag = malloc((n + 1) * sizeof *B->step_ag);
   B->final[0].idx = malloc((n + 1) * sizeof(uint32_t));
   B->final[1].idx = malloc((n + 1) * sizeof(uint32_t));
-  if (!B->per_mb || !B->step_ag || !B->final[0].idx || !B->final[1].idx)
+  B->pre_opt = malloc((n + 1) * sizeof *B->pre_opt);
+  for (int q = 0; q < 2; q++) {
+    B->pre[q].idx = malloc((n + 1) * sizeof(uint32_t));
+    B->pre[q].ord = malloc((n + 1) * sizeof(uint32_t));
+    if (!B->pre[q].idx || !B->pre[q].ord) return TS_ENOMEM;
+  }
+  if (!B->per_mb || !B->step_ag || !B->final[0].idx || !B->final[1].idx ||
+      !B->pre_opt)
     return TS_ENOMEM;
   for (size_t i = 0; i < n; i++) {
     const ts_comm_desc *x = &B->descs[i];
@@ -487,8 +530,14 @@ static int index_descs(builder *B) {
       continue;
     } else if (x->per_microbatch) {
       B->per_mb[B->nper_mb++] = (uint32_t)i;
+    } else if (x->phase == TS_PHASE_STEP && x->kind == TS_COLL_ALLREDUCE) {
+      B->pre_opt[B->npre_opt++] = (uint32_t)i;
     } else if (x->phase == TS_PHASE_STEP) {
       B->step_ag[B->nstep_ag++] = (uint32_t)i;
+    } else if (x->phase == TS_PHASE_FWD) {
+      dp_queue *Q = &B->pre[x->group_kind == TS_GROUP_EXPERT_GRAD];
+      Q->idx[Q->n++] = (uint32_t)i;
+      Q->total += (double)x->bytes;
     } else {
       dp_queue *Q = &B->final[x->group_kind == TS_GROUP_EXPERT_GRAD];
       Q->idx[Q->n++] = (uint32_t)i;
@@ -505,6 +554,11 @@ static void builder_free(builder *B) {
   free(B->step_ag);
   free(B->final[0].idx);
   free(B->final[1].idx);
+  free(B->pre_opt);
+  for (int q = 0; q < 2; q++) {
+    free(B->pre[q].idx);
+    free(B->pre[q].ord);
+  }
 }
 
 void step_prog_free(step_prog *p) {
