@@ -419,6 +419,51 @@ static void test_dp_modes(void **st) {
   ts_workload_free(w);
 }
 
+/* Interleaved with uneven first/last stages (Llama 3 405B: 126 layers,
+ * PP 16, first = last = 7; here v = 4). Stage 0 splits 7 as 1,2,2,2 (the
+ * short chunk first, with the embedding), stage 15 as 2,2,2,1, the 14
+ * others 8 as 2,2,2,2. Virtual stages run chunk-major (g = c*16 + s), so
+ * rounds hold 31, 32, 32, 31 layers: stage 0 owns layers 0, 31-32, 63-64,
+ * 95-96 and stage 15 ends with layer 125 alone. */
+static void test_interleaved_uneven(void **st) {
+  (void)st;
+  ts_workload *w = load_text(
+      "topsim: 1\nname: l3\n"
+      "model: {layers: 126, hidden: 256, heads: 8, seq_len: 128, vocab: 128}\n"
+      "training: {global_batch: 16, schedule: interleaved, virtual_stages: 4, "
+      "first_stage_layers: 7, last_stage_layers: 7}\n"
+      "parallelism: {pp: 16}\n");
+  int owner[126];
+  for (int i = 0; i < 126; i++) owner[i] = -1;
+  for (uint32_t sg = 0; sg < 16; sg++) {
+    ts_op *ops;
+    size_t n;
+    assert_int_equal(ts_work_ops(w, NULL, sg, 0, &ops, &n), 0);
+    for (size_t i = 0; i < n; i++) {
+      if (ops[i].phase != TS_PHASE_FWD || ops[i].kind != TS_OP_QKV) continue;
+      assert_true(ops[i].layer >= 0 && ops[i].layer < 126);
+      assert_int_equal(owner[ops[i].layer], -1); /* once */
+      owner[ops[i].layer] = (int)sg;
+    }
+    free(ops);
+  }
+  int want0[] = {0, 31, 32, 63, 64, 95, 96}, n0 = 0;
+  for (int i = 0; i < 126; i++) {
+    assert_true(owner[i] >= 0);
+    n0 += owner[i] == 0;
+  }
+  assert_int_equal(n0, 7);
+  for (int i = 0; i < 7; i++) assert_int_equal(owner[want0[i]], 0);
+  assert_int_equal(owner[125], 15);
+  assert_int_equal(owner[124], 14);
+  /* 8 layers per other stage do not split over v = 3 */
+  set(w, "virtual_stages", "3");
+  ts_op *ops;
+  size_t n;
+  assert_int_equal(ts_work_ops(w, NULL, 0, 0, &ops, &n), TS_EINVALID);
+  ts_workload_free(w);
+}
+
 static void test_refusals(void **st) {
   (void)st;
   ts_workload *w = load_text(label_yaml);
@@ -923,6 +968,7 @@ int main(void) {
       cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_flops_megatron),
       cmocka_unit_test(test_flops_one_stage),
+      cmocka_unit_test(test_interleaved_uneven),
       cmocka_unit_test(test_dp_modes),
       cmocka_unit_test(test_korthikanti),
       cmocka_unit_test(test_distributed_optimizer_bytes),

@@ -91,30 +91,42 @@ bool work_layer_is_moe(const work_cfg *c, uint32_t layer) {
   return (layer - c->first_dense) % c->moe_freq == 0;
 }
 
+/* Layers in model chunk `chunk` of stage `stage`. Stages other than a
+ * first/last stage with its own count split the rest evenly; a stage's
+ * layers split over its v chunks as evenly as possible, the first stage
+ * putting the shorter chunks first (the embedding sits in chunk 0) and the
+ * last stage last (the output layer sits in chunk v-1): Llama 3 405B's
+ * 126 layers on 16 stages with first = last = 7 leave one layer out of the
+ * first and the last virtual stage. */
+static uint32_t chunk_count(const work_cfg *c, uint32_t stage, uint32_t chunk) {
+  uint32_t v = work_chunks(c), pp = c->pp;
+  uint32_t f = c->first_stage_layers, l = pp > 1 ? c->last_stage_layers : 0;
+  if (pp == 1) f = c->layers; /* one stage holds everything */
+  else if (!f && !l) return c->layers / (pp * v);
+  uint32_t n, rev = 0;
+  if (stage == 0 && f) n = f, rev = 1;
+  else if (stage == pp - 1 && l) n = l;
+  else {
+    uint32_t rest = pp - (f ? 1 : 0) - (l ? 1 : 0);
+    n = rest ? (c->layers - f - l) / rest : 0;
+  }
+  uint32_t base = n / v, extra = n % v; /* `extra` chunks get one more */
+  if (rev) return base + (chunk >= v - extra ? 1 : 0);
+  return base + (chunk < extra ? 1 : 0);
+}
+
 void work_stage_layers(const work_cfg *c, uint32_t stage, uint32_t chunk,
                        uint32_t *first, uint32_t *count) {
-  uint32_t v = work_chunks(c), pp = c->pp;
-  if (v > 1 || (!c->first_stage_layers && !c->last_stage_layers)) {
-    uint32_t per = c->layers / (pp * v);
-    *first = (chunk * pp + stage) * per;
+  uint32_t pp = c->pp, g = chunk * pp + stage, at = 0;
+  if (!c->first_stage_layers && !c->last_stage_layers) {
+    uint32_t per = c->layers / (pp * work_chunks(c));
+    *first = g * per;
     *count = per;
     return;
   }
-  uint32_t f = c->first_stage_layers, l = pp > 1 ? c->last_stage_layers : 0;
-  uint32_t rest = pp - (f ? 1 : 0) - (l ? 1 : 0);
-  uint32_t per = rest ? (c->layers - f - l) / rest : 0;
-  if (stage == 0 && f) {
-    *first = 0;
-    *count = pp == 1 ? c->layers : f;
-    return;
-  }
-  if (stage == pp - 1 && l) {
-    *first = c->layers - l;
-    *count = l;
-    return;
-  }
-  *first = f + (stage - (f ? 1 : 0)) * per;
-  *count = per;
+  for (uint32_t k = 0; k < g; k++) at += chunk_count(c, k % pp, k / pp);
+  *first = at;
+  *count = chunk_count(c, stage, chunk);
 }
 
 double work_attn_pairs(const work_cfg *c, uint32_t layer) {
@@ -171,20 +183,16 @@ void work_gib(uint64_t bytes, char *buf, size_t len) {
 static int check_split(const ts_workload *w, const work_cfg *c, ts_diag *d) {
   uint32_t v = work_chunks(c), L = c->layers, pp = c->pp;
   if (v > 1) {
-    if (c->first_stage_layers || c->last_stage_layers)
-      return FAIL("first_stage_layers/last_stage_layers cannot be combined "
-                  "with the interleaved schedule");
-    if (L % (pp * v))
-      return FAIL("layers = %u is not divisible by pp * virtual_stages = %u * "
-                  "%u = %u (remainder %u)", L, pp, v, pp * v, L % (pp * v));
     uint32_t m = work_microbatches(c);
     if (pp > 1 && m % pp)
       return FAIL("interleaved schedule needs micro-batches (%u) divisible by "
                   "pp = %u (remainder %u)", m, pp, m % pp);
-    return 0;
   }
   uint32_t f = c->first_stage_layers, l = pp > 1 ? c->last_stage_layers : 0;
   if (!f && !l) {
+    if (L % (pp * v) && v > 1)
+      return FAIL("layers = %u is not divisible by pp * virtual_stages = %u * "
+                  "%u = %u (remainder %u)", L, pp, v, pp * v, L % (pp * v));
     if (L % pp)
       return FAIL("layers = %u is not divisible by pp = %u (remainder %u)", L,
                   pp, L % pp);
@@ -194,10 +202,11 @@ static int check_split(const ts_workload *w, const work_cfg *c, ts_diag *d) {
   if ((uint64_t)f + l > L || (pp == 1 && f != L))
     return FAIL("first_stage_layers + last_stage_layers = %u exceeds or "
                 "misses layers = %u", f + l, L);
-  if (rest == 0 ? f + l != L : (L - f - l) % rest)
+  if (rest == 0 ? f + l != L : (L - f - l) % (rest * v))
     return FAIL("layers - first_stage_layers - last_stage_layers = %u is not "
-                "divisible by the %u other stages (remainder %u)", L - f - l,
-                rest, rest ? (L - f - l) % rest : L - f - l);
+                "divisible by the %u other stages x %u virtual stages "
+                "(remainder %u)", L - f - l, rest, v,
+                rest ? (L - f - l) % (rest * v) : L - f - l);
   return 0;
 }
 
