@@ -811,7 +811,7 @@ static void test_overrides(void **st) {
   assert_string_equal(d.msg, "unknown workload key 'nope'");
   assert_int_equal(ts_workload_override(w, "schedule", "zigzag", &d), TS_ESCHEMA);
   assert_string_equal(d.msg, "'schedule' = 'zigzag' is not one of: gpipe, 1f1b, "
-                             "interleaved");
+                             "interleaved, dualpipe");
   assert_int_equal(ts_workload_override(w, "dp_bucket_size", "25", &d),
                    TS_ESCHEMA);
   assert_non_null(strstr(d.msg, "has no unit"));

@@ -177,15 +177,29 @@ static int ep_compute(comm_list *L, ep_traffic *e) {
   return 0;
 }
 
+/* Bytes of a dispatched element relative to bf16: FP8 dispatch (DeepEP,
+ * DeepSeek-V3 section 3.3) sends 1 byte per element plus an fp32 scale per
+ * 128-element tile: (1 + 4/128) / 2. */
+static double dispatch_ratio(const work_cfg *c) {
+  return c->dispatch_dtype == WORK_FP8 ? (1 + 4.0 / 128) / 2 : 1;
+}
+
+static uint64_t scaled(uint64_t v, double r) {
+  return r == 1 ? v : (uint64_t)llround((double)v * r);
+}
+
 static void ep_layer(comm_list *L, const ep_traffic *e, int32_t layer,
                      ts_phase ph) {
-  /* forward: dispatch then combine; backward: their transposes */
+  /* forward: dispatch then combine; backward: their transposes (bf16
+   * gradients, so only a forward dispatch may be FP8) */
   bool bwd = ph == TS_PHASE_BWD;
   for (int i = 0; i < 2; i++) {
     bool disp = (i == 0) != bwd;
+    double r = disp && !bwd ? dispatch_ratio(L->c) : 1;
     ts_comm_desc *x = add(L, TS_COLL_ALL_TO_ALL, TS_GROUP_EP, ph, layer,
-                          e->bytes, disp ? e->disp : e->comb);
-    if (x) x->sent_cross_node = disp ? e->disp_cross : e->comb_cross;
+                          scaled(e->bytes, r),
+                          scaled(disp ? e->disp : e->comb, r));
+    if (x) x->sent_cross_node = scaled(disp ? e->disp_cross : e->comb_cross, r);
   }
 }
 
@@ -221,9 +235,11 @@ static void pp_comm(comm_list *L) {
   uint32_t pp = c->pp, v = work_chunks(c), s = L->lb->index[TS_GROUP_PP];
   if (pp < 2) return;
   for (uint32_t ch = 0; ch < v; ch++) {
-    uint32_t g = ch * pp + s;
-    if (g + 1 < pp * v) pp_send(L, (s + 1) % pp, TS_PHASE_FWD);
-    if (g > 0) pp_send(L, (s + pp - 1) % pp, TS_PHASE_BWD);
+    uint32_t peer, pch;
+    if (work_chunk_peer(c, s, ch, 0, &peer, &pch))
+      pp_send(L, peer, TS_PHASE_FWD);
+    if (work_chunk_peer(c, s, ch, 1, &peer, &pch))
+      pp_send(L, peer, TS_PHASE_BWD);
   }
 }
 
@@ -313,7 +329,7 @@ int ts_work_comm(const ts_workload *w, const ts_mapping *m, uint32_t rank,
       m->size[TS_GROUP_EP] != c.ep || m->size[TS_GROUP_DP] != c.dp)
     return TS_EINVALID; /* mapping made from another layout */
   comm_list L = {NULL, 0, 0, 0, &c, m, &m->labels[rank], rank,
-                 work_microbatches(&c)};
+                 work_chunk_microbatches(&c)};
   ep_traffic e = {0, 0, 0, 0, 0};
   if (c.experts && c.ep > 1 && ep_compute(&L, &e)) return TS_ENOMEM;
   uint32_t stage = L.lb->index[TS_GROUP_PP];

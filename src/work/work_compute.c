@@ -178,9 +178,9 @@ static void edge_op(op_list *L, bool logits, ts_phase ph, double mult) {
 static void chunk_ops(op_list *L, uint32_t stage, uint32_t ch, double share,
                       bool fwd) {
   const work_cfg *c = L->c;
-  uint32_t first, count, v = work_chunks(c);
+  uint32_t first, count, pos = work_chunk_pos(c, stage, ch);
   work_stage_layers(c, stage, ch, &first, &count);
-  bool head = stage == 0 && ch == 0, tail = stage == c->pp - 1 && ch == v - 1;
+  bool head = pos == 0, tail = pos + 1 == work_positions(c);
   if (fwd) {
     if (head) edge_op(L, false, TS_PHASE_FWD, 1);
     for (uint32_t l = first; l < first + count; l++)
@@ -252,8 +252,10 @@ static double step_flops(const ts_workload *w, int with_recompute) {
           total += ops[i].flops;
       free(ops);
     }
-  /* each (stage, EP rank) stands for tp * cp * dp / ep GPUs */
-  return total * work_microbatches(&c) * c.tp * c.cp * ((double)c.dp / c.ep);
+  /* each (stage, EP rank) stands for tp * cp * dp / ep GPUs; every chunk
+   * of it sees work_chunk_microbatches micro-batches */
+  return total * work_chunk_microbatches(&c) * c.tp * c.cp *
+         ((double)c.dp / c.ep);
 }
 
 double ts_work_step_flops(const ts_workload *w) { return step_flops(w, 1); }

@@ -17,7 +17,7 @@
  *                 recompute, zero_stage, distributed_optimizer,
  *                 sequence_parallel, grad_dtype, dp_bucket_size,
  *                 dp_overlap, tp_comm_overlap, flash_attention, dp_mode,
- *                 shard_group, dropout}
+ *                 shard_group, dropout, ep_comm_overlap}
  *   parallelism: {tp, cp, pp, dp, ep, order, gpus, placement}
  *   efficiency:  {gemm, attention, memory}
  *
@@ -48,7 +48,8 @@ typedef struct field {
 
 static const char *const dtypes[] = {"bf16", "fp8", NULL};
 static const char *const acts[] = {"gelu", "swiglu", NULL};
-static const char *const scheds[] = {"gpipe", "1f1b", "interleaved", NULL};
+static const char *const scheds[] = {"gpipe", "1f1b", "interleaved",
+                                     "dualpipe", NULL};
 static const char *const recomps[] = {"none", "selective", "full", NULL};
 static const char *const gdtypes[] = {"fp32", "bf16", NULL};
 static const char *const masks[] = {"causal", "full", NULL};
@@ -102,6 +103,7 @@ static const field fields[] = {
      NULL, 0, 0},
     B("training", "dp_overlap", dp_overlap),
     B("training", "tp_comm_overlap", tp_comm_overlap),
+    B("training", "ep_comm_overlap", ep_comm_overlap),
     B("training", "flash_attention", flash_attention),
     U("parallelism", "tp", tp, 1, 1u << 20),
     U("parallelism", "cp", cp, 1, 1u << 20),

@@ -26,7 +26,8 @@
  * micro-batches; 1F1B min(m, pp - i); interleaved the model chunks of the
  * first 2*(pp - i - 1) + (v - 1)*pp + 1 units (Megatron's warm-up + one),
  * each with its own layer count, which on stage 0 with even chunks is
- * Korthikanti's L*(1 + (p-1)/(p*v)) layers. The last stage adds fp32
+ * Korthikanti's L*(1 + (p-1)/(p*v)) layers; DualPipe (pp + 1)/2 on each of
+ * its two chunks (DeepSeek-V3 report, table 2: PP + 1). The last stage adds fp32
  * logits of one micro-batch, 4*s*b*V/tp.
  * Not counted: CUDA context, NCCL's internal buffers, allocator
  * fragmentation. */
@@ -48,8 +49,12 @@ void work_stage_params(const work_cfg *c, uint32_t stage, double *dense,
     }
   }
   double vh = (double)c->vocab * c->hidden;
-  if (stage == 0) d += vh;                       /* input embedding */
-  if (stage == c->pp - 1) d += vh + 2.0 * c->hidden; /* output layer, norm */
+  uint32_t P = work_positions(c);
+  for (uint32_t ch = 0; ch < work_chunks(c); ch++) {
+    uint32_t pos = work_chunk_pos(c, stage, ch);
+    if (pos == 0) d += vh;                         /* input embedding */
+    if (pos + 1 == P) d += vh + 2.0 * c->hidden;   /* output layer, norm */
+  }
   *dense = d / c->tp;
   *expert = e / ((double)c->tp * (c->ep ? c->ep : 1));
 }
@@ -106,6 +111,13 @@ static double stage_activations(const work_cfg *c, uint32_t stage,
   double n;
   switch (c->schedule) {
   case WORK_GPIPE: return m * chunk_activations(c, stage, 0, hot);
+  case WORK_DUALPIPE:
+    /* DeepSeek-V3 report, table 2: PP + 1 micro-batches' worth of one
+     * stage, here half on each of the rank's two chunks */
+    n = (pp + 1) / 2.0;
+    if (n > m / 2) n = m / 2;
+    return n * (chunk_activations(c, stage, 0, hot) +
+                chunk_activations(c, stage, 1, hot));
   case WORK_INTERLEAVED: {
     /* forward units run before the first backward, plus the one in it */
     n = 2.0 * (pp - stage - 1) + (double)(v - 1) * pp + 1;
@@ -163,7 +175,7 @@ int ts_work_memory(const ts_workload *w, uint32_t stage,
   double opt = ob * (z >= 1 ? dense / sd + expert / se : dense + expert);
   double hot = c.experts ? work_moe_hot_factor(&c) : 0;
   double act = stage_activations(&c, stage, hot);
-  if (stage == c.pp - 1)
+  if (stage == c.pp - 1 || (c.schedule == WORK_DUALPIPE && stage == 0))
     act += 4.0 * c.seq_len / c.cp * c.micro_batch * c.vocab / c.tp;
   out->weights = (uint64_t)llround(wts);
   out->grads = (uint64_t)llround(grads);

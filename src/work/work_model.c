@@ -73,7 +73,37 @@ int work_parse_order(const char *s, int perm[WORK_D_COUNT], char *why,
 }
 
 uint32_t work_chunks(const work_cfg *c) {
+  if (c->schedule == WORK_DUALPIPE) return 2;
   return c->schedule == WORK_INTERLEAVED ? c->virtual_stages : 1;
+}
+
+uint32_t work_positions(const work_cfg *c) {
+  return c->schedule == WORK_DUALPIPE ? c->pp : c->pp * work_chunks(c);
+}
+
+uint32_t work_chunk_pos(const work_cfg *c, uint32_t stage, uint32_t chunk) {
+  if (c->schedule == WORK_DUALPIPE) return chunk ? c->pp - 1 - stage : stage;
+  return chunk * c->pp + stage;
+}
+
+bool work_chunk_peer(const work_cfg *c, uint32_t stage, uint32_t chunk,
+                     uint32_t dir, uint32_t *peer, uint32_t *peer_chunk) {
+  uint32_t pos = work_chunk_pos(c, stage, chunk), P = work_positions(c);
+  if (dir == 0 ? pos + 1 >= P : pos == 0) return false;
+  uint32_t to = dir == 0 ? pos + 1 : pos - 1;
+  if (c->schedule == WORK_DUALPIPE) {
+    *peer = chunk ? c->pp - 1 - to : to;
+    *peer_chunk = chunk;
+  } else {
+    *peer = to % c->pp;
+    *peer_chunk = to / c->pp;
+  }
+  return true;
+}
+
+uint32_t work_chunk_microbatches(const work_cfg *c) {
+  uint32_t m = work_microbatches(c);
+  return c->schedule == WORK_DUALPIPE ? m / 2 : m;
 }
 
 uint32_t work_dtype_bytes(const work_cfg *c) {
@@ -117,6 +147,12 @@ static uint32_t chunk_count(const work_cfg *c, uint32_t stage, uint32_t chunk) {
 
 void work_stage_layers(const work_cfg *c, uint32_t stage, uint32_t chunk,
                        uint32_t *first, uint32_t *count) {
+  if (c->schedule == WORK_DUALPIPE) { /* the 1F1B split, by position */
+    work_cfg one = *c;
+    one.schedule = WORK_1F1B;
+    work_stage_layers(&one, work_chunk_pos(c, stage, chunk), 0, first, count);
+    return;
+  }
   uint32_t pp = c->pp, g = chunk * pp + stage, at = 0;
   if (!c->first_stage_layers && !c->last_stage_layers) {
     uint32_t per = c->layers / (pp * work_chunks(c));
@@ -182,11 +218,21 @@ void work_gib(uint64_t bytes, char *buf, size_t len) {
 
 static int check_split(const ts_workload *w, const work_cfg *c, ts_diag *d) {
   uint32_t v = work_chunks(c), L = c->layers, pp = c->pp;
-  if (v > 1) {
+  if (v > 1 && c->schedule == WORK_INTERLEAVED) {
     uint32_t m = work_microbatches(c);
     if (pp > 1 && m % pp)
       return FAIL("interleaved schedule needs micro-batches (%u) divisible by "
                   "pp = %u (remainder %u)", m, pp, m % pp);
+  }
+  if (c->schedule == WORK_DUALPIPE) {
+    uint32_t m = work_microbatches(c);
+    if (pp % 2 || m < 2 * pp || m % 2)
+      return FAIL("dualpipe needs an even pp (%u) and an even number of "
+                  "micro-batches (%u) of at least 2 * pp", pp, m);
+    if (c->zero_stage >= 2)
+      return FAIL("dualpipe runs with ZeRO stage 0 or 1 here (zero_stage = "
+                  "%u)", c->zero_stage);
+    v = 1; /* each chunk is one stage of the 1F1B split */
   }
   uint32_t f = c->first_stage_layers, l = pp > 1 ? c->last_stage_layers : 0;
   if (!f && !l) {
