@@ -47,7 +47,7 @@ typedef struct ts_fault {
   char *file;          /* from a file: its path, with line and col */
   uint32_t line, col;
   const char *option;  /* from the command line: "--fail", ... */
-  uint32_t gpu;        /* straggler, after resolve: GPU ordinal */
+  uint32_t gpu;        /* straggler, after resolve: the GPU's node id */
 } ts_fault;
 
 typedef struct ts_faults {
@@ -85,8 +85,8 @@ int ts_faults_resolve(ts_faults *f, const ts_topo *t, ts_diag *d);
 int ts_faults_apply(const ts_faults *f, const ts_topo *t, ts_route_state *s,
                     ts_diag *d);
 
-/* Compute slowdown of GPU ordinal g: the product of its stragglers'
- * factors (1 when none). O(entries). */
+/* Compute slowdown of the GPU with node id g: the product of its
+ * stragglers' factors (1 when none). O(entries). */
 double ts_faults_straggler(const ts_faults *f, uint32_t g);
 
 /* 1 if the list has a fault of this kind. */

@@ -189,24 +189,22 @@ int ts_faults_load(ts_faults *f, const char *path, ts_diag *d) {
 
 /* ---- against a topology --------------------------------------------------- */
 
-/* GPU ordinal of a GPU given by name or index, or -1. */
-static int64_t gpu_ordinal(const ts_topo *t, const char *name) {
+/* Node id of a GPU given by name or ordinal (topology order), or -1. */
+static int64_t gpu_node(const ts_topo *t, const char *name) {
   const uint32_t *gpus;
   uint32_t n = ts_topo_gpus(t, &gpus), id;
   char *end;
   unsigned long long k = strtoull(name, &end, 10);
-  if (*name >= '0' && *name <= '9' && !*end) return k < n ? (int64_t)k : -1;
+  if (*name >= '0' && *name <= '9' && !*end) return k < n ? (int64_t)gpus[k] : -1;
   if (ts_topo_find_node(t, name, &id)) return -1;
-  for (uint32_t g = 0; g < n; g++)
-    if (gpus[g] == id) return g;
-  return -1;
+  return ts_topo_node(t, id)->kind == TS_NODE_GPU ? (int64_t)id : -1;
 }
 
 static int resolve_one(ts_fault *x, const ts_topo *t, ts_route_state *scratch,
                        ts_diag *d) {
   char msg[600];
   if (x->kind == TS_FAULT_STRAGGLER) {
-    int64_t g = gpu_ordinal(t, x->name);
+    int64_t g = gpu_node(t, x->name);
     if (g >= 0) {
       x->gpu = (uint32_t)g;
       return 0;
