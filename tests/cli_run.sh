@@ -24,10 +24,11 @@ grep -q "^step time" <<<"$out" && grep -q "pipeline bubble" <<<"$out" && ok \
 "$bin" run "$ex/gpt3-175b-1024-a100.yaml" --global-batch 16 --set layers=16 \
   >/dev/null && ok || note "gpt3 example failed"
 
-# DeepSeek-V3 on 2,048 H800 shrunk to 128 GPUs (EP 8, PP 2, DP 64), 2 layers.
+# DeepSeek-V3 on 2,048 H800 shrunk to 128 GPUs (EP 8, PP 2, DP 64), 4 layers,
+# DualPipe with 4 micro-batches (2 per direction), FP8 dispatch, node-limited.
 "$bin" run "$ex/deepseek-v3-moe.yaml" --pp 2 --ep 8 --dp 64 --set gpus=128 \
   --set layers=4 --set first_stage_layers=2 --set last_stage_layers=2 \
-  --global-batch 128 >/dev/null && ok || note "deepseek example failed"
+  --global-batch 256 >/dev/null && ok || note "deepseek example failed"
 
 "$bin" run "${llama[@]}" --json | python3 -c '
 import json, sys
