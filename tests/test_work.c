@@ -464,6 +464,53 @@ static void test_interleaved_uneven(void **st) {
   ts_workload_free(w);
 }
 
+/* MoE dispatch matrix, worked by hand: 4 ranks on 2 nodes (hosts 0 0 1 1),
+ * 4 experts (one per rank), top-2, uniform, 300 tokens of h = 128 bf16
+ * (256 bytes). share_j = 1/4: a token reaches rank j with 1 - (3/4)^2 =
+ * 7/16 and a node with 1 - (1/2)^2 = 3/4. From rank 0:
+ *   to rank 1 (same node, NVLink)      300 x 7/16 x 256 = 33,600
+ *   to node 1 via rank 2 (same local)  300 x 3/4  x 256 = 57,600 (RDMA)
+ *   rank 2 forwards to rank 3          300 x 7/16 x 256 = 33,600
+ * so [2][3] = 33,600 (rank 2's own) + 33,600 (forwarded for rank 0), and
+ * alike [0][1], [1][0], [3][2] (node 0 forwards for ranks 2 and 3): every
+ * rank sends 33,600 x 2 + 57,600 = 124,800: 499,200 in all, 230,400
+ * across nodes. Node limit M = 1: D = 2 x 3/4 = 1.5 nodes, own 3/4, so
+ * remote copies fall from 0.75 to 0.25: cross and forwarded bytes / 3.
+ * FP8 dispatch: 128 + 4 bytes (one fp32 scale per 128) instead of 256.
+ * Combine is the transpose. */
+static void test_moe_matrix(void **st) {
+  (void)st;
+  ts_moe_route r = {300, 128, 2, 4, 0, 0, 0};
+  int32_t hosts[4] = {0, 0, 1, 1};
+  uint64_t m[16], t[16];
+  assert_int_equal(ts_moe_matrix(&r, hosts, 4, 0, m), 0);
+  uint64_t want[16] = {0, 67200, 57600, 0,       67200, 0, 0, 57600,
+                       57600, 0, 0, 67200,       0, 57600, 67200, 0};
+  for (int i = 0; i < 16; i++) assert_int_equal(m[i], want[i]);
+  uint64_t sum = 0, cross = 0;
+  for (int i = 0; i < 16; i++) {
+    sum += m[i];
+    if (hosts[i / 4] != hosts[i % 4]) cross += m[i];
+  }
+  assert_int_equal(sum, 499200);
+  assert_int_equal(cross, 230400);
+  assert_int_equal(ts_moe_matrix(&r, hosts, 4, 1, t), 0);
+  for (int i = 0; i < 4; i++)
+    for (int j = 0; j < 4; j++) assert_int_equal(t[i * 4 + j], m[j * 4 + i]);
+  r.node_limit = 1;
+  assert_int_equal(ts_moe_matrix(&r, hosts, 4, 0, m), 0);
+  assert_int_equal(m[2], 19200);      /* 57,600 / 3 */
+  assert_int_equal(m[1], 33600 + 11200); /* own NVLink part unchanged */
+  assert_int_equal(m[2 * 4 + 3], 33600 + 11200);
+  r.node_limit = 0;
+  r.fp8 = 1;
+  assert_int_equal(ts_moe_matrix(&r, hosts, 4, 0, m), 0);
+  assert_int_equal(m[1], 2 * (300ull * 7 * 132 / 16)); /* 2 x 17,325 */
+  assert_int_equal(m[2], 300ull * 3 * 132 / 4);
+  r.experts = 6; /* not a multiple of 4 ranks */
+  assert_int_equal(ts_moe_matrix(&r, hosts, 4, 0, m), TS_EINVALID);
+}
+
 static void test_refusals(void **st) {
   (void)st;
   ts_workload *w = load_text(label_yaml);
@@ -968,6 +1015,7 @@ int main(void) {
       cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_flops_megatron),
       cmocka_unit_test(test_flops_one_stage),
+      cmocka_unit_test(test_moe_matrix),
       cmocka_unit_test(test_interleaved_uneven),
       cmocka_unit_test(test_dp_modes),
       cmocka_unit_test(test_korthikanti),

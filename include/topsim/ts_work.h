@@ -202,6 +202,31 @@ int ts_work_comm(const ts_workload *w, const ts_mapping *m, uint32_t rank,
 /* Sums descriptors into per-group volumes. */
 void ts_work_comm_volume(const ts_comm_desc *c, size_t n, ts_comm_volume *v);
 
+/* ---- MoE dispatch/combine traffic (DeepEP-style) ---------------------- */
+
+/* One expert-parallel all-to-all: every one of n ranks routes `tokens`
+ * tokens of `hidden` elements to top_k of `experts` experts (laid out
+ * contiguously, experts / n per rank), expert e drawn with probability
+ * proportional to (e+1)^-skew; node_limit M > 0 lets a token reach at most
+ * M nodes (DeepSeek-V3). fp8: 1 byte per element plus an fp32 scale per
+ * 128 (dispatch only; combine is bf16, 2 bytes). */
+typedef struct ts_moe_route {
+  uint32_t tokens, hidden, top_k, experts, node_limit;
+  double skew;
+  int fp8;
+} ts_moe_route;
+
+/* Fills matrix[n*n] ([src*n + dst] bytes) for a dispatch (combine = 0) or
+ * a combine (its transpose, bf16), DeepEP's normal kernels: a token goes
+ * once to each rank of its node that holds one of its experts (NVLink); to
+ * a remote node once, to the rank there with the sender's local index
+ * (RDMA), which forwards it over NVLink to that node's other ranks that
+ * need it. P(token reaches a set with share P) = 1 - (1 - P)^top_k.
+ * hosts[i] labels rank i's node. 0, or TS_EINVALID (experts not divisible
+ * by n, top_k > experts, zero sizes). */
+int ts_moe_matrix(const ts_moe_route *r, const int32_t *hosts, uint32_t n,
+                  int combine, uint64_t *matrix);
+
 const char *ts_group_name(ts_group g);
 const char *ts_op_kind_name(ts_op_kind k);
 const char *ts_phase_name(ts_phase p);
