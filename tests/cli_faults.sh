@@ -52,6 +52,15 @@ close "$(python3 -c "print($x4 - $h4)")" \
   "$(python3 -c "print(38 * 4 * 2**30 / (160 * 24e9) * 1e6)")" 0.01 && ok \
   || note "hier all_reduce with a failed leaf: +$(python3 -c "print($x4-$h4)") us"
 
+# 3b. A failed spine costs 1/spines of the bisection: shift:1 without PXN
+#    sends every transfer across rails through the spines, sprayed over the
+#    4 spines' bundles; with one spine down the 3 survivors carry it, so the
+#    transfer takes 4/3 as long (bisection 1,920 -> 1,440 GB/s).
+hs=$(bt --pattern shift:1 --no-pxn --routing spray -b 1G -e 1G)
+xs=$(bt --pattern shift:1 --no-pxn --routing spray -b 1G -e 1G --fail compute/spine-g0-1)
+close "$xs" "$(python3 -c "print($hs * 4 / 3)")" 1e-4 && ok \
+  || note "failed spine: $xs us, want 4/3 x $hs"
+
 # 4. A straggler in `run`: TP 8 x DP 20, pp 1, free communication, so each
 #    rank's step is its compute C and every rank waits for the slowest at
 #    the DP reduction: T = 1.5 C (per-kernel rounding: under 1 ns), the
