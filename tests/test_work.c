@@ -511,6 +511,38 @@ static void test_moe_matrix(void **st) {
   assert_int_equal(ts_moe_matrix(&r, hosts, 4, 0, m), TS_EINVALID);
 }
 
+/* Cross-node bytes of ring collectives: a group over H hosts has H of its
+ * p ring edges between hosts (NCCL orders rings by host), so H/p of the
+ * bytes leave the host. TP 8 x PP 4 x DP 5 on the 1-SU SuperPOD: a TP group
+ * is one node (nothing leaves), a DP group spans 5 nodes (5/5: all of
+ * it). With order dp-tp-cp-pp DP is innermost: a DP group is GPUs 0-4 of
+ * one node (nothing leaves) and a TP group takes every 5th GPU, 0, 5, ...
+ * 35, on nodes 0 0 1 1 2 3 3 4: H = 5 of p = 8, so 5/8 of TP bytes. */
+static void test_cross_node_rings(void **st) {
+  (void)st;
+  ts_workload *w = load_text(label_yaml);
+  set(w, "zero_stage", "1");
+  ts_topo *t = tu_load("topologies/superpod-a100-1su.yaml");
+  for (int k = 0; k < 2; k++) {
+    if (k) set(w, "order", "dp-tp-cp-pp");
+    ts_mapping *m = map_ok(w, t);
+    ts_comm_desc *c;
+    size_t n;
+    assert_int_equal(ts_work_comm(w, m, 0, &c, &n), 0);
+    ts_comm_volume v;
+    ts_work_comm_volume(c, n, &v);
+    free(c);
+    assert_true(v.per_step[TS_GROUP_TP] > 0 && v.per_step[TS_GROUP_GRAD] > 0);
+    uint64_t tp = k ? v.per_step[TS_GROUP_TP] * 5 / 8 : 0;
+    uint64_t dp = k ? 0 : v.per_step[TS_GROUP_GRAD];
+    assert_true(llabs((long long)(v.cross_node[TS_GROUP_TP] - tp)) < 1000);
+    assert_true(llabs((long long)(v.cross_node[TS_GROUP_GRAD] - dp)) < 1000);
+    ts_mapping_free(m);
+  }
+  ts_topo_free(t);
+  ts_workload_free(w);
+}
+
 static void test_refusals(void **st) {
   (void)st;
   ts_workload *w = load_text(label_yaml);
@@ -813,7 +845,8 @@ static void test_moe_node_limited(void **st) {
   assert_int_equal(ts_work_comm(w, m, 0, &c, &n), 0);
   ts_work_comm_volume(c, n, &lim_v);
   free(c);
-  uint64_t ep_free = free_v.cross_node_per_step, ep_lim = lim_v.cross_node_per_step;
+  uint64_t ep_free = free_v.cross_node[TS_GROUP_EP];
+  uint64_t ep_lim = lim_v.cross_node[TS_GROUP_EP];
   assert_true(ep_lim < ep_free);
   assert_true(fabs((double)ep_lim / (double)ep_free - 0.477658) < 1e-4);
   /* skew: Zipf exponent 1 makes EP rank 0 (experts 0-3) the hot one */
@@ -1015,6 +1048,7 @@ int main(void) {
       cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_flops_megatron),
       cmocka_unit_test(test_flops_one_stage),
+      cmocka_unit_test(test_cross_node_rings),
       cmocka_unit_test(test_moe_matrix),
       cmocka_unit_test(test_interleaved_uneven),
       cmocka_unit_test(test_dp_modes),

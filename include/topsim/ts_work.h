@@ -111,7 +111,9 @@ typedef struct ts_comm_desc {
   uint32_t repeat;       /* occurrences per step */
   uint64_t bytes;
   uint64_t sent;         /* bytes this rank sends per occurrence */
-  uint64_t sent_cross_node; /* part of sent leaving the host (EP, PP) */
+  uint64_t sent_cross_node; /* part of sent leaving the host: EP from the
+                               routing, PP from the peer's host, rings H/p
+                               of sent for a group over H hosts */
 } ts_comm_desc;
 
 /* Bytes one rank sends, summed by group kind. */
@@ -119,6 +121,7 @@ typedef struct ts_comm_volume {
   uint64_t per_microbatch[TS_GROUP_COUNT]; /* descriptors marked per micro-batch, once */
   uint64_t per_step[TS_GROUP_COUNT];       /* everything, times repeat */
   uint64_t cross_node_per_step;
+  uint64_t cross_node[TS_GROUP_COUNT];     /* per step, leaving the host */
 } ts_comm_volume;
 
 /* ---- workload input ---------------------------------------------------- */
@@ -152,6 +155,21 @@ uint32_t ts_workload_parallel(const ts_workload *w, ts_group g);
 uint32_t ts_workload_microbatches(const ts_workload *w);
 /* Sequences per step (training.global_batch). */
 uint32_t ts_workload_global_batch(const ts_workload *w);
+
+/* One effective setting (defaults and derived values filled in, as the
+ * models use them): section and key as in the file, value typed. */
+typedef enum ts_setting_kind { TS_SET_INT, TS_SET_REAL, TS_SET_BOOL,
+                               TS_SET_STRING } ts_setting_kind;
+typedef struct ts_setting {
+  const char *section, *key;  /* static strings */
+  ts_setting_kind kind;
+  double num;                 /* INT, REAL, BOOL (0/1) */
+  char str[64];               /* STRING (enum name, order); also num as text */
+} ts_setting;
+
+/* The effective value of every workload key (the placement list excepted),
+ * in file order, into out[0..max); returns how many there are. */
+size_t ts_workload_settings(const ts_workload *w, ts_setting *out, size_t max);
 
 /* ---- mapping ------------------------------------------------------------ */
 

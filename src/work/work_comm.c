@@ -46,6 +46,8 @@ typedef struct comm_list {
   const ts_mapping *m;
   const ts_rank_label *lb;
   uint32_t rank, mb;
+  double cross[TS_GROUP_COUNT]; /* share of a ring collective's bytes that
+                                   leave the host (cross_shares) */
 } comm_list;
 
 typedef struct ep_traffic {
@@ -85,8 +87,35 @@ static ts_comm_desc *add(comm_list *L, ts_coll_op k, ts_group g,
   x->repeat = L->mb;
   x->bytes = bytes;
   x->sent = sent;
-  x->sent_cross_node = 0;
+  /* rings (all-reduce, all-gather, reduce-scatter): cross_shares */
+  x->sent_cross_node = k == TS_COLL_ALL_TO_ALL || k == TS_COLL_SEND_RECV
+                           ? 0 : (uint64_t)llround((double)sent * L->cross[g]);
   return x;
+}
+
+static int cmp_i32(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* For each of the rank's groups, the share of a ring collective's bytes
+ * that leave the host: NCCL orders a ring by host, so of its p edges H
+ * cross between the H hosts the group spans (none when H = 1), and the
+ * channels rotate which rank of a host sends across: H / p per rank on
+ * average. O(p log p) per group. Returns TS_ENOMEM or 0. */
+static int cross_shares(comm_list *L) {
+  int32_t *h = malloc(((size_t)L->m->ranks + 1) * sizeof *h);
+  if (!h) return TS_ENOMEM;
+  for (int g = 0; g < TS_GROUP_COUNT; g++) {
+    uint32_t p = L->m->size[g], id = L->lb->group[g], hosts = 0;
+    for (uint32_t i = 0; i < p; i++)
+      h[i] = L->m->labels[ts_mapping_group_member(L->m, (ts_group)g, id, i)].host;
+    qsort(h, p, sizeof *h, cmp_i32);
+    for (uint32_t i = 0; i < p; i++) hosts += i == 0 || h[i] != h[i - 1];
+    L->cross[g] = hosts > 1 ? (double)hosts / p : 0;
+  }
+  free(h);
+  return 0;
 }
 
 static void tp_layer(comm_list *L, int32_t layer, ts_phase ph) {
@@ -329,7 +358,8 @@ int ts_work_comm(const ts_workload *w, const ts_mapping *m, uint32_t rank,
       m->size[TS_GROUP_EP] != c.ep || m->size[TS_GROUP_DP] != c.dp)
     return TS_EINVALID; /* mapping made from another layout */
   comm_list L = {NULL, 0, 0, 0, &c, m, &m->labels[rank], rank,
-                 work_chunk_microbatches(&c)};
+                 work_chunk_microbatches(&c), {0}};
+  if (cross_shares(&L)) return TS_ENOMEM;
   ep_traffic e = {0, 0, 0, 0, 0};
   if (c.experts && c.ep > 1 && ep_compute(&L, &e)) return TS_ENOMEM;
   uint32_t stage = L.lb->index[TS_GROUP_PP];
@@ -350,12 +380,13 @@ int ts_work_comm(const ts_workload *w, const ts_mapping *m, uint32_t rank,
 }
 
 void ts_work_comm_volume(const ts_comm_desc *c, size_t n, ts_comm_volume *v) {
-  *v = (ts_comm_volume){{0}, {0}, 0};
+  memset(v, 0, sizeof *v);
   for (size_t i = 0; i < n; i++) {
     uint8_t g = c[i].group_kind;
     if (g >= TS_GROUP_COUNT) continue;
     if (c[i].per_microbatch) v->per_microbatch[g] += c[i].sent;
     v->per_step[g] += c[i].sent * c[i].repeat;
     v->cross_node_per_step += c[i].sent_cross_node * c[i].repeat;
+    v->cross_node[g] += c[i].sent_cross_node * c[i].repeat;
   }
 }

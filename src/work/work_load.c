@@ -455,3 +455,40 @@ uint32_t ts_workload_microbatches(const ts_workload *w) {
 uint32_t ts_workload_global_batch(const ts_workload *w) {
   return w->cfg.global_batch;
 }
+
+size_t ts_workload_settings(const ts_workload *w, ts_setting *out,
+                            size_t max) {
+  work_cfg c;
+  work_derive(w, &c);
+  size_t n = 0;
+  for (size_t i = 0; i < NFIELDS; i++) {
+    const field *f = &fields[i];
+    if (f->kind == F_PLACEMENT) continue;
+    if (n >= max) {
+      n++;
+      continue;
+    }
+    ts_setting *s = &out[n++];
+    memset(s, 0, sizeof *s);
+    s->section = f->section;
+    s->key = f->key;
+    const void *p = (const char *)&c + f->off;
+    switch (f->kind) {
+    case F_U32: s->kind = TS_SET_INT; s->num = *(const uint32_t *)p; break;
+    case F_SIZE: s->kind = TS_SET_INT; s->num = (double)*(const uint64_t *)p; break;
+    case F_REAL: s->kind = TS_SET_REAL; s->num = *(const double *)p; break;
+    case F_BOOL: s->kind = TS_SET_BOOL; s->num = *(const bool *)p; break;
+    case F_ENUM:
+      s->kind = TS_SET_STRING;
+      snprintf(s->str, sizeof s->str, "%s", f->names[*(const uint32_t *)p]);
+      break;
+    default:
+      s->kind = TS_SET_STRING;
+      snprintf(s->str, sizeof s->str, "%s", w->order);
+      break;
+    }
+    if (s->kind == TS_SET_BOOL) snprintf(s->str, sizeof s->str, "%s", s->num ? "true" : "false");
+    else if (s->kind != TS_SET_STRING) snprintf(s->str, sizeof s->str, "%.10g", s->num);
+  }
+  return n;
+}
