@@ -1,5 +1,6 @@
 /* cli_main.c - `topsim <command>` dispatch. Commands register in one table;
  * each parses its own options with getopt_long and has --help. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -55,7 +56,25 @@ int cli_load_topo(const char *path, ts_topo **out) {
   return rc ? cli_fail(&d, rc) : 0;
 }
 
-int main(int argc, char **argv) {
+/* Every report goes to stdout through stdio buffers, so a full disk or a
+ * closed pipe shows only when the buffer is flushed: check it once here for
+ * every command and mode, and turn a failed write into EX_IOERR instead of
+ * a silent exit 0 with truncated output. */
+static int finish_stdout(int status) {
+  errno = 0;
+  int bad = fflush(stdout) != 0 || ferror(stdout);
+  int err = errno;
+  if (fclose(stdout) != 0 && !bad) {
+    bad = 1;
+    err = errno;
+  }
+  if (!bad) return status;
+  fprintf(stderr, "topsim: error: cannot write standard output: %s\n",
+          err ? strerror(err) : "write error");
+  return status ? status : EX_IOERR;
+}
+
+static int dispatch(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
     return EX_USAGE;
@@ -75,3 +94,5 @@ int main(int argc, char **argv) {
   usage(stderr);
   return EX_USAGE;
 }
+
+int main(int argc, char **argv) { return finish_stdout(dispatch(argc, argv)); }

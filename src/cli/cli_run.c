@@ -2,6 +2,7 @@
  * every rank's operation graph on the engine (ts_step.h), then print the
  * breakdown (text or --json), optionally a Chrome/Perfetto trace, or just
  * the placement of every rank (--placement). */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +125,8 @@ static int parse_opts(int argc, char **argv, run_opts *o) {
   }
   if (optind != argc - 1) return cli_usage_error("run", "expected one WORKLOAD file");
   o->file = argv[optind];
+  if (o->trace_ranks && !o->trace)
+    return cli_usage_error("run", "--trace-ranks needs --trace FILE");
   return 0;
 }
 
@@ -229,14 +232,19 @@ static void print_stats(const ts_step_result *r, FILE *o) {
           (unsigned long long)r->net.solves);
 }
 
-static int write_trace(const run_opts *o, const ts_step_result *r,
-                       const ts_mapping *m, const ts_topo *t) {
+/* The trace file is opened before simulating (open_trace), so a bad path
+ * fails at once instead of after the whole run; written and closed here. */
+static FILE *open_trace(const run_opts *o) {
   FILE *f = fopen(o->trace, "w");
-  if (!f) {
-    fprintf(stderr, "topsim run: cannot write '%s'\n", o->trace);
-    return EX_IOERR;
-  }
+  if (!f) fprintf(stderr, "topsim run: error: cannot write '%s': %s\n", o->trace,
+                  strerror(errno));
+  return f;
+}
+
+static int write_trace(const run_opts *o, FILE *f, const ts_step_result *r,
+                       const ts_mapping *m, const ts_topo *t) {
   int rc = ts_report_step_trace(r, m, t, f);
+  if (fflush(f) || ferror(f)) rc = -1;
   if (fclose(f) || rc) {
     fprintf(stderr, "topsim run: writing '%s' failed\n", o->trace);
     return EX_IOERR;
@@ -258,17 +266,26 @@ static int simulate(run_opts *o, const ts_workload *w, const ts_mapping *m,
   }
   o->step.trace_ranks = ranks;
   o->step.ntrace_ranks = n;
+  FILE *tf = o->trace ? open_trace(o) : NULL;
+  if (o->trace && !tf) {
+    free(ranks);
+    return EX_IOERR;
+  }
   ts_step_result r;
   ts_diag d;
   ts_diag_clear(&d);
   int rc = ts_step_run(w, t, m, &o->step, &r, &d);
   free(ranks);
-  if (rc) return cli_fail(&d, rc);
+  if (rc) {
+    if (tf) fclose(tf);
+    return cli_fail(&d, rc);
+  }
   int st = o->json ? ts_report_step_json(&r, w, m, t, stdout)
                    : ts_report_step_text(&r, w, m, t, stdout);
   if (!st && o->stats) print_stats(&r, o->json ? stderr : stdout);
   int ex = st ? EX_IOERR : 0;
-  if (!ex && o->trace) ex = write_trace(o, &r, m, t);
+  if (!ex && tf) ex = write_trace(o, tf, &r, m, t);
+  else if (tf) fclose(tf);
   ts_step_result_free(&r);
   return ex;
 }
