@@ -101,8 +101,9 @@ static int parse_model_opt(int c, const char *arg, bench_opts *o) {
     return 0;
   case 'A': {
     ts_time_ps ps;
-    if (ts_parse_latency(arg, &ps))
-      return cli_usage_error("bench", "--alpha '%s' is not a time such as 2us", arg);
+    if (ts_parse_latency(arg, &ps) || ps > TS_MAX_LATENCY_PS)
+      return cli_usage_error("bench", "--alpha '%s' is not a time from 0 to 3600s "
+                             "such as 2us", arg);
     o->p2p.alpha_ps = (int64_t)ps;
     return 0;
   }

@@ -3,10 +3,12 @@
  * Every run builds its own engine, router and network model, so runs never
  * share state and a size sweep is a loop of independent, deterministic
  * runs. Paths are routed once per pair per run: O(pairs x path length). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll/coll_path.h"
+#include "topsim/ts_budget.h"
 #include "topsim/ts_p2p.h"
 
 static int pairs_alloc(ts_p2p_pairs *p, uint32_t count) {
@@ -168,6 +170,8 @@ static int run_pairs(const ts_topo *t, const ts_p2p_pairs *pairs,
                     paths, npaths, &run, d);
   free(paths);
   if (!rc) rc = ts_sim_run(sim);
+  if (rc == TS_ELIMIT && ts_sim_overrun(sim))
+    return ts_budget_refuse_run(d, ts_sim_overrun(sim));
   if (rc) return rc;
   if (run.done != pairs->count)
     return ts_diag_set(d, TS_EINTERNAL, NULL, 0, 0, "%llu of %u transfers "
@@ -189,7 +193,14 @@ int ts_p2p_run(const ts_topo *t, const ts_p2p_pairs *pairs, uint64_t bytes,
   ts_sim *sim = NULL;
   ts_route *rt = NULL;
   ts_net *net = NULL;
+  const ts_budget *b = ts_budget_get();
+  if (bytes > b->message_bytes) {
+    char what[96];
+    snprintf(what, sizeof what, "a message of %llu bytes", (unsigned long long)bytes);
+    return ts_budget_refuse(d, TS_BUDGET_MESSAGE_BYTES, NULL, 0, 0, what);
+  }
   int rc = ts_sim_new(&sim);
+  if (!rc) ts_sim_set_limits(sim, b->sim_time, b->events);
   if (!rc) rc = ts_route_new(t, &o->route, o->state, &rt, d);
   ts_net_config nc = o->net;
   nc.bundle_nvswitch &= coll_path_bundle_ok(t, o->state);

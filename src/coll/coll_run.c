@@ -1,10 +1,12 @@
 /* coll_run.c - one collective on a topology, end to end (ts_coll_run.h):
  * communicator from topology labels, cost-model bandwidths from the links,
  * lowering, and a run of the plan on a fresh engine + network + router. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll/coll_path.h"
+#include "topsim/ts_budget.h"
 #include "topsim/ts_coll_exec.h"
 #include "topsim/ts_coll_run.h"
 
@@ -136,6 +138,8 @@ static int execute(const ts_topo *t, const ts_coll_plan *plan, double hbm_bw,
   ts_coll_exec *x = NULL;
   run_ctx c = {NULL, 0, 0};
   int rc = ts_sim_new(&sim);
+  const ts_budget *b = ts_budget_get();
+  if (!rc) ts_sim_set_limits(sim, b->sim_time, b->events);
   if (!rc) rc = ts_route_new(t, &o->route, o->state, &rt, d);
   ts_net_config nc = o->net;
   nc.bundle_nvswitch &= coll_path_bundle_ok(t, o->state);
@@ -148,6 +152,8 @@ static int execute(const ts_topo *t, const ts_coll_plan *plan, double hbm_bw,
   c.sim = sim;
   if (!rc) rc = ts_coll_exec_start(x, plan, hbm_bw, on_done, &c, 1);
   if (!rc) rc = ts_sim_run(sim);
+  if (rc == TS_ELIMIT && ts_sim_overrun(sim))
+    rc = ts_budget_refuse_run(d, ts_sim_overrun(sim));
   if (!rc) rc = ts_coll_exec_status(x, d);
   if (!rc && !c.done)
     rc = ts_diag_set(d, TS_EINTERNAL, NULL, 0, 0, "the collective did not complete");
@@ -170,6 +176,12 @@ int ts_coll_run(const ts_topo *t, const uint32_t *gpus, uint32_t n,
                 ts_coll_run_result *out, ts_diag *d) {
   memset(out, 0, sizeof *out);
   if (n == 0) return ts_diag_set(d, TS_EUSAGE, NULL, 0, 0, "no GPUs selected");
+  if (bytes > ts_budget_get()->message_bytes) {
+    char what[96];
+    snprintf(what, sizeof what, "a %s of %llu bytes", ts_coll_op_name(op),
+             (unsigned long long)bytes);
+    return ts_budget_refuse(d, TS_BUDGET_MESSAGE_BYTES, NULL, 0, 0, what);
+  }
   ts_coll_comm *comm = NULL;
   ts_coll_plan *plan = NULL;
   ts_coll_params p = topo_params(t, gpus[0], &o->params);

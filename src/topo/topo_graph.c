@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "topo/topo_graph.h"
+#include "topsim/ts_budget.h"
 
 /* Grows *arr (elements of size sz) so that index `need` fits. */
 static bool grow(void **arr, uint32_t *cap, uint32_t need, size_t sz) {
@@ -136,8 +137,19 @@ static bool grow_nodes(ts_topo *t) {
   return true;
 }
 
+/* Refuses growth past a budget (checked before allocating): a generator
+ * asked for more; sets oom so later appends are no-ops, as on ENOMEM. */
+static bool over_budget(ts_topo *t, uint32_t count, int which) {
+  const ts_budget *b = ts_budget_get();
+  if (count < (which == TS_BUDGET_DEVICES ? b->devices : b->links)) return false;
+  t->oom = true;
+  if (!t->over_budget) t->over_budget = (uint8_t)(which + 1);
+  return true;
+}
+
 uint32_t topo_add_node(ts_topo *t, const ts_node *proto, const char *fmt, ...) {
-  if (t->oom || !grow_nodes(t)) {
+  if (t->oom || over_budget(t, t->node_count, TS_BUDGET_DEVICES)) return TOPO_BAD_ID;
+  if (!grow_nodes(t)) {
     t->oom = true;
     return TOPO_BAD_ID;
   }
@@ -157,7 +169,9 @@ uint32_t topo_add_node(ts_topo *t, const ts_node *proto, const char *fmt, ...) {
 uint32_t topo_add_link(ts_topo *t, uint32_t a, uint32_t b, ts_link_kind kind,
                        uint16_t width, double bandwidth, ts_time_ps latency,
                        uint16_t plane) {
-  if (t->oom || a >= t->node_count || b >= t->node_count) return TOPO_BAD_ID;
+  if (t->oom || a >= t->node_count || b >= t->node_count ||
+      over_budget(t, t->link_count, TS_BUDGET_LINKS))
+    return TOPO_BAD_ID;
   if (!grow((void **)&t->links, &t->link_cap, t->link_count, sizeof *t->links)) {
     t->oom = true;
     return TOPO_BAD_ID;

@@ -67,6 +67,7 @@ struct ts_topo {
   uint32_t string_count, string_cap;
 
   bool oom;
+  uint8_t over_budget;        /* 0, or TS_BUDGET_DEVICES/LINKS + 1 (oom set too) */
 };
 
 /* Allocates an empty topology (NULL on ENOMEM). */

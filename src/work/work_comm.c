@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topsim/ts_checked.h"
 #include "work/work_int.h"
 
 typedef struct comm_list {
@@ -168,11 +169,11 @@ static int ep_compute(comm_list *L, ep_traffic *e) {
   }
   double recv_intra = bytes * mine * (ep - 1 - remote);
   double recv_cross = bytes * mine * remote * ratio;
-  e->bytes = (uint64_t)llround(bytes);
-  e->disp_cross = (uint64_t)llround(cross);
-  e->disp = (uint64_t)llround(intra) + e->disp_cross;
-  e->comb_cross = (uint64_t)llround(recv_cross);
-  e->comb = (uint64_t)llround(recv_intra) + e->comb_cross;
+  e->bytes = ts_double_to_u64_sat(bytes);
+  e->disp_cross = ts_double_to_u64_sat(cross);
+  e->disp = ts_double_to_u64_sat(intra) + e->disp_cross;
+  e->comb_cross = ts_double_to_u64_sat(recv_cross);
+  e->comb = ts_double_to_u64_sat(recv_intra) + e->comb_cross;
   return 0;
 }
 
@@ -231,7 +232,7 @@ static void buckets(comm_list *L, ts_coll_kind k, ts_group g, ts_phase ph,
                     double total, bool per_mb) {
   const work_cfg *c = L->c;
   uint32_t p = L->m->size[g];
-  uint64_t left = (uint64_t)llround(total), bsz = c->dp_bucket;
+  uint64_t left = ts_double_to_u64_sat(total), bsz = c->dp_bucket;
   while (left > 0 && p > 1) {
     uint64_t sz = left < bsz ? left : bsz;
     uint64_t sent = k == TS_COLL_ALLREDUCE ? ring_ar(sz, p) : ring_ag(sz, p);

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topsim/ts_budget.h"
 #include "work/work_step.h"
 
 enum { W_RUN, W_COMP, W_STREAM, W_RECV, W_DONE };
@@ -355,6 +356,8 @@ static int alloc_state(step_state *S) {
 
 static int engine_new(step_state *S) {
   int rc = ts_sim_new(&S->sim);
+  const ts_budget *b = ts_budget_get();
+  if (!rc) ts_sim_set_limits(S->sim, b->sim_time, b->events);
   if (!rc) rc = ts_route_new(S->t, &S->o->route, NULL, &S->rt, S->d);
   if (!rc) rc = ts_net_new(S->t, S->sim, &S->o->net, &S->net);
   if (!rc) rc = ts_coll_exec_new(S->t, S->sim, S->net, S->rt, &S->x);
@@ -480,6 +483,8 @@ static int run(step_state *S) {
   if (S->trace.cap_samples)
     ts_sim_schedule(S->sim, S->trace.interval, on_sample, S, 0, NULL);
   if (!S->err) rc = ts_sim_run(S->sim);
+  if (rc == TS_ELIMIT && ts_sim_overrun(S->sim))
+    return ts_budget_refuse_run(S->d, ts_sim_overrun(S->sim));
   if (!rc) rc = S->err;
   if (!rc && !S->o->free_comm) rc = ts_coll_exec_status(S->x, S->d);
   if (rc) {
