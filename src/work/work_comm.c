@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topsim/ts_budget.h"
 #include "topsim/ts_checked.h"
 #include "work/work_int.h"
 
@@ -61,6 +62,10 @@ static ts_comm_desc *add(comm_list *L, ts_coll_op k, ts_group g,
                          ts_phase ph, int32_t layer, uint64_t bytes,
                          uint64_t sent) {
   if (L->fail) return NULL;
+  if (L->n >= ts_budget_get()->descriptors) { /* e.g. dp_bucket_size: 1B */
+    L->fail = 2;
+    return NULL;
+  }
   if (L->n == L->cap) {
     size_t cap = L->cap ? 2 * L->cap : 128;
     ts_comm_desc *v = realloc(L->v, cap * sizeof *v);
@@ -294,7 +299,7 @@ int ts_work_comm(const ts_workload *w, const ts_mapping *m, uint32_t rank,
   dp_comm(&L);
   if (L.fail) {
     free(L.v);
-    return TS_ENOMEM;
+    return L.fail == 2 ? TS_ELIMIT : TS_ENOMEM;
   }
   *out = L.v;
   *n = L.n;
