@@ -149,7 +149,23 @@ static int load(run_opts *o, ts_workload **w, ts_topo **t) {
   if (!topo)
     return cli_usage_error("run", "%s names no topology: give --topology FILE",
                            o->file);
-  return cli_load_topo(topo, t);
+  if (o->topology) return cli_load_topo(topo, t);
+  /* The file's `topology:` names it: a missing file is an error of the
+   * workload, at that line; an error inside the topology keeps its own
+   * position (that is where it is) and says who referred to it. */
+  rc = ts_topo_load_file(topo, t, &d);
+  if (!rc) return 0;
+  int line, col;
+  ts_workload_key_pos(*w, "topology", &line, &col);
+  char msg[sizeof d.msg], file[sizeof d.file];
+  snprintf(msg, sizeof msg, "%s", d.msg); /* ts_diag_set rewrites d */
+  snprintf(file, sizeof file, "%s", d.file);
+  if (rc == TS_ENOINPUT && !d.line)
+    ts_diag_set(&d, rc, o->file, line, col, "topology '%s': %s", topo, msg);
+  else
+    ts_diag_set(&d, rc, file, d.line, d.col, "%s (in the topology named at "
+                "%s:%d:%d)", msg, o->file, line, col);
+  return cli_fail(&d, rc);
 }
 
 static void print_placement(const ts_mapping *m, const ts_topo *t) {
