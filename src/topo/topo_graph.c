@@ -247,16 +247,25 @@ static int build_csr(ts_topo *t) {
   return 0;
 }
 
+/* Incremental: only nodes added since the last call are inserted, and the
+ * table is rebuilt (doubling) only when it would pass half full, so calling
+ * it once per explicit plane costs O(nodes) amortized over the whole load,
+ * not O(nodes) per plane. */
 int topo_index_names(ts_topo *t, ts_diag *d) {
-  free(t->name_slots);
-  t->name_slots = NULL;
-  uint32_t slots = 64;
-  while (slots < t->node_count * 2u + 2u) slots *= 2;
-  t->name_slots = malloc((size_t)slots * sizeof *t->name_slots);
-  if (!t->name_slots) return TS_ENOMEM;
-  memset(t->name_slots, 0xff, (size_t)slots * sizeof *t->name_slots);
-  t->name_slot_count = slots;
-  for (uint32_t id = 0; id < t->node_count; id++) {
+  uint64_t want = (uint64_t)t->node_count * 2u + 2u;
+  if (!t->name_slots || t->name_slot_count < want) {
+    uint64_t slots = 64;
+    while (slots < want) slots *= 2;
+    if (slots > UINT32_MAX) return TS_ENOMEM;
+    free(t->name_slots);
+    t->name_slots = malloc((size_t)slots * sizeof *t->name_slots);
+    if (!t->name_slots) return TS_ENOMEM;
+    memset(t->name_slots, 0xff, (size_t)slots * sizeof *t->name_slots);
+    t->name_slot_count = (uint32_t)slots;
+    t->name_indexed = 0;
+  }
+  uint32_t slots = t->name_slot_count;
+  for (uint32_t id = t->name_indexed; id < t->node_count; id++) {
     const char *nm = t->names + t->nodes[id].name;
     uint32_t s = hash_name(nm) & (slots - 1);
     while (t->name_slots[s] != TOPO_BAD_ID) {
@@ -270,6 +279,7 @@ int topo_index_names(ts_topo *t, ts_diag *d) {
       s = (s + 1) & (slots - 1);
     }
     t->name_slots[s] = id;
+    t->name_indexed = id + 1;
   }
   return 0;
 }

@@ -62,6 +62,7 @@ struct ts_topo {
   uint32_t gpu_count;
   uint32_t *name_slots;       /* open-addressing table of node ids */
   uint32_t name_slot_count;   /* power of two */
+  uint32_t name_indexed;      /* nodes [0, name_indexed) are in name_slots */
 
   char **strings;             /* owned strings (plane names, presets...) */
   uint32_t string_count, string_cap;

@@ -342,11 +342,16 @@ static int build_explicit(topo_loader *L, uint16_t plane, const plane_in *pi) {
   return rc;
 }
 
-static uint8_t max_tier(const ts_topo *t, uint16_t plane) {
-  uint8_t tier = 0;
-  for (uint32_t i = 0; i < t->node_count; i++)
-    if (t->nodes[i].plane == plane && t->nodes[i].tier > tier) tier = t->nodes[i].tier;
-  return tier;
+/* Every plane's highest switch tier in one pass over the nodes: O(nodes +
+ * planes), where a pass per plane was O(nodes x planes). */
+static void set_tiers(ts_topo *t) {
+  for (uint32_t p = 0; p < t->plane_count; p++) t->planes[p].tiers = 0;
+  for (uint32_t i = 0; i < t->node_count; i++) {
+    const ts_node *n = &t->nodes[i];
+    if (n->plane < t->plane_count && n->tier != TS_TIER_NONE &&
+        n->tier > t->planes[n->plane].tiers)
+      t->planes[n->plane].tiers = n->tier;
+  }
 }
 
 int topo_planes_build(topo_loader *L) {
@@ -362,7 +367,7 @@ int topo_planes_build(topo_loader *L) {
     else if (strcmp(type, "nvlink_domain") == 0) rc = gen_nvl(L, p, g);
     else rc = build_explicit(L, p, pi);
     if (rc) return rc;
-    t->planes[p].tiers = max_tier(t, p);
   }
+  set_tiers(t);
   return t->oom ? TS_ENOMEM : 0;
 }
