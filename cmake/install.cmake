@@ -15,6 +15,9 @@ install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/topsim
 install(FILES ${CMAKE_BINARY_DIR}/include/topsim/ts_version.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/topsim)
 
+# The .pc file finds its prefix from its own place (${pcfiledir}), so
+# `cmake --install --prefix DIR` works without reconfiguring.
+file(RELATIVE_PATH TOPSIM_PC_TO_PREFIX /p/${CMAKE_INSTALL_LIBDIR}/pkgconfig /p)
 configure_file(${CMAKE_SOURCE_DIR}/cmake/topsim.pc.in
                ${CMAKE_BINARY_DIR}/topsim.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/topsim.pc

@@ -60,7 +60,7 @@ typedef struct ts_check_case {
 } ts_check_case;
 
 typedef struct ts_check_suite {
-  char file[512];       /* the topology path as the baseline writes it */
+  char file[512];       /* the topology path (baseline directory joined) */
   char topology[128];   /* the topology's name, "" if it did not load */
   ts_check_case *cases;
   uint32_t ncases;

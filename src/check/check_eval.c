@@ -36,6 +36,8 @@ const char *ts_check_status_name(ts_check_status s) {
 
 static bool numeric(ck_kind k) { return k == CK_COUNT || k == CK_BW || k == CK_RATIO || k == CK_TIME; }
 
+static bool moved(const ck_value *old, const ck_value *cur, double tol);
+
 /* Value without its unit for "1920 -> 960 GB/s"; the unit separately. */
 static const char *bare(const ck_value *v, char *buf, size_t len) {
   double x = v->kind == CK_BW ? v->v / 1e9 : v->v;
@@ -50,6 +52,7 @@ static void sentence(const char *key, const ck_value *old, const ck_value *cur,
                      const char *rule, double tol, char *buf, size_t len) {
   char words[256], a[256], b[256];
   check_key_words(key, words, sizeof words);
+  if (old && cur && !moved(old, cur, 0)) old = NULL; /* a rule on an unmoved value */
   int n;
   if (old && cur && (cur->kind == CK_BW || cur->kind == CK_TIME) && old->v != 0) {
     bare(old, a, sizeof a);
@@ -264,7 +267,7 @@ static int eval_load(const ck_entry *e, ts_topo **t, ts_check_case *c) {
 static int eval_entry(const ts_check_baseline *b, const ck_entry *e, ts_check_suite *s,
                       ck_current *cur) {
   double t0 = now_s();
-  snprintf(s->file, sizeof s->file, "%s", e->file_src);
+  snprintf(s->file, sizeof s->file, "%s", e->file);
   uint32_t max = 2 + b->nrules + e->nrules + e->nbench + e->nrun;
   s->cases = calloc(max, sizeof *s->cases);
   cur->busbw = calloc(e->nbench + 1, sizeof *cur->busbw);

@@ -33,12 +33,28 @@ typedef struct ld {
   const char *dir;      /* baseline directory with trailing '/', or "" */
 } ld;
 
+/* Removes "SEG/../" pairs in place (lexically: "topologies/check/../x"
+ * -> "topologies/x"), so reports name files as a person would. */
+static void collapse(char *s) {
+  char *p;
+  while ((p = strstr(s, "/../")) != NULL) {
+    char *seg = p;
+    while (seg > s && seg[-1] != '/') seg--;
+    if ((size_t)(p - seg) == 2 && !strncmp(seg, "..", 2)) return;
+    if (p - seg == 0) return;
+    memmove(seg, p + 4, strlen(p + 4) + 1);
+  }
+}
+
 /* PATH joined to the baseline's directory unless absolute. */
 static char *resolve(const ld *l, const char *p) {
   if (p[0] == '/' || !l->dir[0]) return strdup(p);
   size_t n = strlen(l->dir) + strlen(p) + 1;
   char *s = malloc(n);
-  if (s) snprintf(s, n, "%s%s", l->dir, p);
+  if (s) {
+    snprintf(s, n, "%s%s", l->dir, p);
+    collapse(s);
+  }
   return s;
 }
 
@@ -137,6 +153,7 @@ static int parse_rule(const ld *l, const topo_ynode *n, ck_rule *r) {
   topo_ynode vn = *n;
   vn.str = val;
   vn.len = (uint32_t)strlen(val);
+  vn.quoted = 0;
   ck_value v = {0};
   char what[200];
   snprintf(what, sizeof what, "rule '%s': value", s);
