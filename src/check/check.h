@@ -80,6 +80,7 @@ typedef struct ck_run {
 typedef struct ck_entry {
   char *file_src;       /* as written */
   char *file;           /* resolved */
+  uint32_t line, col;   /* of the file: value, for "cannot open" */
   ck_rule *rules;
   uint32_t nrules;
   ck_tol *tols;

@@ -242,12 +242,20 @@ static int eval_predictions(const ck_entry *e, const ts_topo *t, ts_check_suite 
   return rc;
 }
 
-/* The load case: load + validate; problems become moves. */
-static int eval_load(const ck_entry *e, ts_topo **t, ts_check_case *c) {
+/* The load case: load + validate. A file that cannot be read is named at
+ * its place in the baseline; load and validation errors at theirs. */
+static int eval_load(const ts_check_baseline *b, const ck_entry *e, ts_topo **t,
+                     ts_check_case *c) {
   snprintf(c->name, sizeof c->name, "load");
   ts_diag d;
   ts_diag_clear(&d);
   int rc = ts_topo_load_file(e->file, t, &d);
+  if (rc == TS_ENOINPUT) {
+    char why[sizeof d.msg];
+    snprintf(why, sizeof why, "%s", d.msg);
+    ts_diag_set(&d, rc, b->path, (int)e->line, (int)e->col, "topology '%s': %s",
+                e->file, why);
+  }
   if (rc) {
     case_error(c, &d);
     return rc == TS_ENOMEM ? rc : 0;
@@ -277,7 +285,7 @@ static int eval_entry(const ts_check_baseline *b, const ck_entry *e, ts_check_su
   for (uint32_t i = 0; i < e->nrun; i++) cur->step_time[i] = NAN;
   ts_topo *t = NULL;
   ts_check_case *c = &s->cases[s->ncases++];
-  int rc = eval_load(e, &t, c);
+  int rc = eval_load(b, e, &t, c);
   if (!rc && c->status == TS_CHECK_PASS) {
     snprintf(s->topology, sizeof s->topology, "%s", ts_topo_name(t));
     rc = check_metrics_derive(t, &cur->metrics);

@@ -358,6 +358,8 @@ static int parse_entry(const ld *l, const topo_ynode *n, ck_entry *e) {
     return TS_ESCHEMA;
   e->file_src = strdup(f);
   e->file = resolve(l, f);
+  e->line = topo_ymap_get(n, "file")->line;
+  e->col = topo_ymap_get(n, "file")->col;
   if (!e->file_src || !e->file) return oom(l, n);
   int rc = parse_rules(l, topo_ymap_get(n, "rules"), &e->rules, &e->nrules);
   if (!rc) rc = parse_tols(l, topo_ymap_get(n, "tolerance"), e);

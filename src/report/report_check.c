@@ -43,11 +43,9 @@ static void text_case(const ts_check_case *c, FILE *out) {
 }
 
 int ts_report_check_text(const ts_check_result *r, int verbose, FILE *out) {
-  uint32_t bad_suites = 0;
   for (uint32_t i = 0; i < r->nsuites; i++) {
     const ts_check_suite *s = &r->suites[i];
     ts_check_status st = suite_status(s);
-    bad_suites += st != TS_CHECK_PASS;
     fprintf(out, "%-5s %s", upper(st), s->file);
     if (s->topology[0]) fprintf(out, " (%s)", s->topology);
     if (st == TS_CHECK_PASS) fprintf(out, ": %u checks passed", s->ncases - count(s, TS_CHECK_SKIP));
@@ -56,10 +54,9 @@ int ts_report_check_text(const ts_check_result *r, int verbose, FILE *out) {
     for (uint32_t k = 0; k < s->ncases; k++)
       if (verbose || s->cases[k].status != TS_CHECK_PASS) text_case(&s->cases[k], out);
   }
-  fprintf(out, "%s: %u topolog%s, %u checks: %u passed, %u failed, %u errors, %u skipped\n",
-          r->baseline, r->nsuites, r->nsuites == 1 ? "y" : "ies", r->cases, r->passed,
-          r->failed, r->errors, r->skipped);
-  (void)bad_suites;
+  fprintf(out, "%s: %u topolog%s, %u check%s: %u passed, %u failed, %u errors, %u skipped\n",
+          r->baseline, r->nsuites, r->nsuites == 1 ? "y" : "ies", r->cases,
+          r->cases == 1 ? "" : "s", r->passed, r->failed, r->errors, r->skipped);
   return ferror(out) ? TS_EIO : 0;
 }
 
