@@ -272,6 +272,25 @@ static int eval_load(const ts_check_baseline *b, const ck_entry *e, ts_topo **t,
   return n < 0 ? TS_ENOMEM : 0;
 }
 
+/* Everything after a successful load: metrics, rules, predictions. */
+static int eval_loaded(const ts_check_baseline *b, const ck_entry *e, const ts_topo *t,
+                       ts_check_suite *s, ck_current *cur) {
+  int rc = check_metrics_derive(t, &cur->metrics);
+  cur->ok = rc == 0;
+  double t0 = now_s();
+  ts_check_case *c = &s->cases[s->ncases++];
+  if (!rc) rc = eval_metrics(e, &cur->metrics, c);
+  c->seconds = now_s() - t0;
+  for (uint32_t i = 0; !rc && i < b->nrules + e->nrules; i++) {
+    const ck_rule *r = i < b->nrules ? &b->rules[i] : &e->rules[i - b->nrules];
+    t0 = now_s();
+    c = &s->cases[s->ncases++];
+    rc = eval_rule(e, r, &cur->metrics, c);
+    c->seconds = now_s() - t0;
+  }
+  return rc ? rc : eval_predictions(e, t, s, cur);
+}
+
 static int eval_entry(const ts_check_baseline *b, const ck_entry *e, ts_check_suite *s,
                       ck_current *cur) {
   double t0 = now_s();
@@ -284,23 +303,12 @@ static int eval_entry(const ts_check_baseline *b, const ck_entry *e, ts_check_su
   for (uint32_t i = 0; i < e->nbench; i++) cur->busbw[i] = NAN;
   for (uint32_t i = 0; i < e->nrun; i++) cur->step_time[i] = NAN;
   ts_topo *t = NULL;
-  ts_check_case *c = &s->cases[s->ncases++];
-  int rc = eval_load(b, e, &t, c);
-  if (!rc && c->status == TS_CHECK_PASS) {
+  ts_check_case *load = &s->cases[s->ncases++];
+  int rc = eval_load(b, e, &t, load);
+  load->seconds = now_s() - t0;
+  if (!rc && load->status == TS_CHECK_PASS) {
     snprintf(s->topology, sizeof s->topology, "%s", ts_topo_name(t));
-    rc = check_metrics_derive(t, &cur->metrics);
-    cur->ok = rc == 0;
-    c->seconds = now_s() - t0;
-    double t1 = now_s();
-    if (!rc) rc = eval_metrics(e, &cur->metrics, (c = &s->cases[s->ncases++]));
-    if (!rc) c->seconds = now_s() - t1;
-    for (uint32_t i = 0; !rc && i < b->nrules + e->nrules; i++) {
-      const ck_rule *r = i < b->nrules ? &b->rules[i] : &e->rules[i - b->nrules];
-      rc = eval_rule(e, r, &cur->metrics, &s->cases[s->ncases++]);
-    }
-    if (!rc) rc = eval_predictions(e, t, s, cur);
-  } else {
-    c->seconds = now_s() - t0;
+    rc = eval_loaded(b, e, t, s, cur);
   }
   ts_topo_free(t);
   s->seconds = now_s() - t0;
