@@ -33,6 +33,7 @@
  * fragmentation. */
 #include <math.h>
 
+#include "topsim/ts_checked.h"
 #include "work/work_int.h"
 
 void work_stage_params(const work_cfg *c, uint32_t stage, double *dense,
@@ -177,12 +178,14 @@ int ts_work_memory(const ts_workload *w, uint32_t stage,
   double act = stage_activations(&c, stage, hot);
   if (stage == c.pp - 1 || (c.schedule == WORK_DUALPIPE && stage == 0))
     act += 4.0 * c.seq_len / c.cp * c.micro_batch * c.vocab / c.tp;
-  out->weights = (uint64_t)llround(wts);
-  out->grads = (uint64_t)llround(grads);
-  out->optimizer = (uint64_t)llround(opt);
-  out->activations = (uint64_t)llround(act);
-  out->buffers = (uint64_t)llround(stage_buffers(&c, stage, hot));
-  out->total = out->weights + out->grads + out->optimizer + out->activations +
-               out->buffers;
+  /* Saturating: huge dimensions give UINT64_MAX (refused by the fit check),
+   * never a value wrapped by llround or by the sum. */
+  double buf = stage_buffers(&c, stage, hot);
+  out->weights = ts_double_to_u64_sat(wts);
+  out->grads = ts_double_to_u64_sat(grads);
+  out->optimizer = ts_double_to_u64_sat(opt);
+  out->activations = ts_double_to_u64_sat(act);
+  out->buffers = ts_double_to_u64_sat(buf);
+  out->total = ts_double_to_u64_sat(wts + grads + opt + act + buf);
   return 0;
 }

@@ -214,64 +214,67 @@ void work_gib(uint64_t bytes, char *buf, size_t len) {
   snprintf(buf, len, "%.1f", (double)bytes / (double)(1ull << 30));
 }
 
-#define FAIL(...) ts_diag_set(d, TS_EINVALID, w->file, 0, 0, __VA_ARGS__)
+/* A refusal at the position of the key the user would change. */
+#define FAIL(key, ...) work_fail_at(d, TS_EINVALID, w, key, __VA_ARGS__)
 
 static int check_split(const ts_workload *w, const work_cfg *c, ts_diag *d) {
   uint32_t v = work_chunks(c), L = c->layers, pp = c->pp;
   if (v > 1 && c->schedule == WORK_INTERLEAVED) {
     uint32_t m = work_microbatches(c);
     if (pp > 1 && m % pp)
-      return FAIL("interleaved schedule needs micro-batches (%u) divisible by "
-                  "pp = %u (remainder %u)", m, pp, m % pp);
+      return FAIL("global_batch", "interleaved schedule needs micro-batches "
+                  "(%u) divisible by pp = %u (remainder %u)", m, pp, m % pp);
   }
   if (c->schedule == WORK_DUALPIPE) {
     uint32_t m = work_microbatches(c);
     if (pp % 2 || m < 2 * pp || m % 2)
-      return FAIL("dualpipe needs an even pp (%u) and an even number of "
-                  "micro-batches (%u) of at least 2 * pp", pp, m);
+      return FAIL("schedule", "dualpipe needs an even pp (%u) and an even "
+                  "number of micro-batches (%u) of at least 2 * pp", pp, m);
     if (c->zero_stage >= 2)
-      return FAIL("dualpipe runs with ZeRO stage 0 or 1 here (zero_stage = "
-                  "%u)", c->zero_stage);
+      return FAIL("zero_stage", "dualpipe runs with ZeRO stage 0 or 1 here "
+                  "(zero_stage = %u)", c->zero_stage);
     v = 1; /* each chunk is one stage of the 1F1B split */
   }
   uint32_t f = c->first_stage_layers, l = pp > 1 ? c->last_stage_layers : 0;
   if (!f && !l) {
     if (L % (pp * v) && v > 1)
-      return FAIL("layers = %u is not divisible by pp * virtual_stages = %u * "
-                  "%u = %u (remainder %u)", L, pp, v, pp * v, L % (pp * v));
+      return FAIL("layers", "layers = %u is not divisible by pp * "
+                  "virtual_stages = %u * %u = %u (remainder %u)", L, pp, v,
+                  pp * v, L % (pp * v));
     if (L % pp)
-      return FAIL("layers = %u is not divisible by pp = %u (remainder %u)", L,
-                  pp, L % pp);
+      return FAIL("layers", "layers = %u is not divisible by pp = %u "
+                  "(remainder %u)", L, pp, L % pp);
     return 0;
   }
   uint32_t rest = pp - (f ? 1 : 0) - (l ? 1 : 0);
   if ((uint64_t)f + l > L || (pp == 1 && f != L))
-    return FAIL("first_stage_layers + last_stage_layers = %u exceeds or "
-                "misses layers = %u", f + l, L);
+    return FAIL("first_stage_layers", "first_stage_layers + "
+                "last_stage_layers = %u exceeds or misses layers = %u", f + l,
+                L);
   if (rest == 0 ? f + l != L : (L - f - l) % (rest * v))
-    return FAIL("layers - first_stage_layers - last_stage_layers = %u is not "
-                "divisible by the %u other stages x %u virtual stages "
-                "(remainder %u)", L - f - l, rest, v,
-                rest ? (L - f - l) % (rest * v) : L - f - l);
+    return FAIL("first_stage_layers", "layers - first_stage_layers - "
+                "last_stage_layers = %u is not divisible by the %u other "
+                "stages x %u virtual stages (remainder %u)", L - f - l, rest,
+                v, rest ? (L - f - l) % (rest * v) : L - f - l);
   return 0;
 }
 
 static int check_moe(const ts_workload *w, const work_cfg *c, ts_diag *d) {
   if (!c->experts) {
-    if (c->ep > 1) return FAIL("ep = %u but the model has no experts", c->ep);
+    if (c->ep > 1) return FAIL("ep", "ep = %u but the model has no experts", c->ep);
     return 0;
   }
   if (c->dp % c->ep)
-    return FAIL("ep = %u must divide dp = %u (expert parallelism is carved "
+    return FAIL("ep", "ep = %u must divide dp = %u (expert parallelism is carved "
                 "out of data parallelism; remainder %u)", c->ep, c->dp,
                 c->dp % c->ep);
   if (c->experts % c->ep)
-    return FAIL("experts = %u is not divisible by ep = %u (remainder %u)",
+    return FAIL("experts", "experts = %u is not divisible by ep = %u (remainder %u)",
                 c->experts, c->ep, c->experts % c->ep);
   if (c->top_k > c->experts)
-    return FAIL("top_k = %u exceeds experts = %u", c->top_k, c->experts);
+    return FAIL("top_k", "top_k = %u exceeds experts = %u", c->top_k, c->experts);
   if (c->first_dense > c->layers)
-    return FAIL("first_dense_layers = %u exceeds layers = %u", c->first_dense,
+    return FAIL("first_dense_layers", "first_dense_layers = %u exceeds layers = %u", c->first_dense,
                 c->layers);
   return 0;
 }
@@ -281,33 +284,35 @@ int work_validate(const ts_workload *w, ts_diag *d) {
   work_cfg c;
   work_derive(w, &c);
   if (c.heads % c.tp)
-    return FAIL("heads = %u is not divisible by tp = %u (remainder %u)",
+    return FAIL("heads", "heads = %u is not divisible by tp = %u (remainder %u)",
                 c.heads, c.tp, c.heads % c.tp);
   if (c.kv_heads % c.tp)
-    return FAIL("kv_heads = %u is not divisible by tp = %u (remainder %u)",
+    return FAIL("kv_heads", "kv_heads = %u is not divisible by tp = %u (remainder %u)",
                 c.kv_heads, c.tp, c.kv_heads % c.tp);
   if (c.kv_heads > c.heads || c.heads % c.kv_heads)
-    return FAIL("heads = %u is not a multiple of kv_heads = %u", c.heads,
+    return FAIL("kv_heads", "heads = %u is not a multiple of kv_heads = %u", c.heads,
                 c.kv_heads);
   if (c.window && c.attention == WORK_ATTN_FULL)
-    return FAIL("sliding_window = %u needs attention: causal (a window over "
-                "past tokens)", c.window);
+    return FAIL("sliding_window", "sliding_window = %u needs attention: "
+                "causal (a window over past tokens)", c.window);
   if (c.seq_len % c.cp)
-    return FAIL("seq_len = %u is not divisible by cp = %u (remainder %u)",
+    return FAIL("seq_len", "seq_len = %u is not divisible by cp = %u (remainder %u)",
                 c.seq_len, c.cp, c.seq_len % c.cp);
   uint64_t per = (uint64_t)c.micro_batch * c.dp;
   if (c.global_batch % per)
-    return FAIL("global_batch = %u is not divisible by micro_batch * dp = %u "
+    return FAIL("global_batch", "global_batch = %u is not divisible by micro_batch * dp = %u "
                 "* %u = %llu (remainder %llu)", c.global_batch, c.micro_batch,
                 c.dp, (unsigned long long)per,
                 (unsigned long long)(c.global_batch % per));
   uint32_t grad = c.dp * c.cp;
   if (c.dp_mode == WORK_DP_HSDP && grad % c.shard_group)
-    return FAIL("shard_group = %u must divide the gradient group dp * cp = %u "
-                "(remainder %u)", c.shard_group, grad, grad % c.shard_group);
+    return FAIL("shard_group", "shard_group = %u must divide the gradient "
+                "group dp * cp = %u (remainder %u)", c.shard_group, grad,
+                grad % c.shard_group);
   if (c.dp_mode != WORK_DP_ZERO && w->cfg.zero_stage >= 2)
-    return FAIL("dp_mode %s reduces gradients once per step; zero_stage = %u "
-                "asks for a reduce-scatter every micro-batch: set one",
+    return FAIL("dp_mode", "dp_mode %s reduces gradients once per step; "
+                "zero_stage = %u asks for a reduce-scatter every micro-batch: "
+                "set one",
                 c.dp_mode == WORK_DP_FSDP ? "fsdp" : "hsdp", w->cfg.zero_stage);
   int rc = check_split(w, &c, d);
   return rc ? rc : check_moe(w, &c, d);
