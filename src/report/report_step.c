@@ -35,7 +35,7 @@ static void text_recipe(const ts_workload *w, FILE *o) {
   static const char *const keys[] = {
       "schedule", "virtual_stages", "recompute", "dp_mode", "zero_stage",
       "micro_batch", "sequence_parallel", "attention", "ep_comm_overlap"};
-  fprintf(o, "recipe        ");
+  fprintf(o, "recipe       "); /* items add their own leading space */
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
     const ts_setting *x = setting(s, n, keys[i]);
     if (x) fprintf(o, "%s %s=%s", i ? "," : "", keys[i], x->str);
