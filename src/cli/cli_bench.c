@@ -26,6 +26,7 @@ typedef struct bench_opts {
   int coll;                 /* a collective (else point-to-point) */
   ts_coll_op op;
   const char *nodes;        /* --nodes N: the first N nodes' GPUs */
+  const char *hosts, *fabric; /* NCCL XML: --hosts N --fabric PRESET */
   ts_coll_run_opts cr;
   ts_p2p_opts p2p;
 } bench_opts;
@@ -44,6 +45,8 @@ static void bench_help(void) {
       "                       a comma list of GPUs\n"
       "  --nodes N            collectives: the GPUs of the first N nodes\n"
       "  --seed N             permutation seed (default 1)\n"
+      "  --hosts N            TOPO is an NCCL topology XML: N copies of it\n"
+      "  --fabric PRESET      ... cabled rail-optimized over a technology preset\n"
       "collectives:\n"
       "  --algo A             auto (default) | ring | tree | hd | direct | hier | nvls\n"
       "  --proto P            auto (default) | LL | LL128 | Simple\n"
@@ -177,6 +180,8 @@ static int parse_opt(int c, const char *arg, bench_opts *o) {
   case 'e': return cli_parse_bytes("bench", "-e", arg, &o->max_bytes) ? EX_USAGE : 0;
   case 'f': return cli_parse_uint("bench", "-f", arg, 2, 1024, &o->factor) ? EX_USAGE : 0;
   case 'P': o->p2p.route.no_pxn = 1; return 0;
+  case 'H': o->hosts = arg; return 0;
+  case 'W': o->fabric = arg; return 0;
   case 'j': o->json = 1; return 0;
   case 't': o->stats = 1; return 0;
   case 'K':
@@ -208,6 +213,7 @@ static int parse_opts(int argc, char **argv, bench_opts *o) {
       {"pipeline-chunk", required_argument, NULL, 'k'}, {"compact", no_argument, NULL, 'm'},
       {"root", required_argument, NULL, 'r'},
       {"reduction-cost", no_argument, NULL, 'N'},
+      {"hosts", required_argument, NULL, 'H'},    {"fabric", required_argument, NULL, 'W'},
       {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
   int c;
   optind = 1;
@@ -569,7 +575,7 @@ int cli_bench(int argc, char **argv) {
   int rc = parse_opts(argc, argv, &o);
   if (rc) return rc < 0 ? 0 : rc;
   ts_topo *t = NULL;
-  rc = cli_load_topo(o.file, &t);
+  rc = cli_load_topo_as(o.file, o.hosts, o.fabric, "bench", &t);
   if (!rc) rc = run_bench(t, &o);
   ts_topo_free(t);
   return rc;

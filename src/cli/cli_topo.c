@@ -18,6 +18,7 @@ typedef struct topo_opts {
   const char *file;
   const char *node;       /* --node: host index or name */
   const char *output;     /* -o FILE */
+  const char *hosts, *fabric; /* NCCL XML: --hosts N --fabric PRESET */
   out_mode mode;
   ts_dot_level level;
 } topo_opts;
@@ -25,7 +26,8 @@ typedef struct topo_opts {
 static void topo_help(void) {
   printf(
       "usage: topsim topo FILE [options]\n\n"
-      "Load a topology, validate it and print a summary: counts by kind, tier\n"
+      "Load a topology (YAML, or an NCCL topology XML dump), validate it and\n"
+      "print a summary: counts by kind, tier\n"
       "and plane; GPUs; ports; oversubscription per tier; bisection bandwidth;\n"
       "scale-up domain; hop counts.\n\n"
       "options:\n"
@@ -36,6 +38,9 @@ static void topo_help(void) {
       "  --dot               write a Graphviz graph\n"
       "  --level L           --dot detail: device, node, rack or su (default:\n"
       "                      device up to 2000 devices, else node)\n"
+      "  --hosts N           NCCL topology XML: N copies of the server\n"
+      "  --fabric PRESET     NCCL topology XML: cable the NICs rail-optimized\n"
+      "                      over a technology preset (ib_ndr, roce_v2, ...)\n"
       "  -o, --output FILE   write to FILE instead of standard output\n"
       "  -h, --help          show this help\n\n"
       "exit status (sysexits.h): 0 ok, 64 usage, 65 invalid topology or input,\n"
@@ -59,6 +64,7 @@ static int parse_opts(int argc, char **argv, topo_opts *o) {
       {"matrix", no_argument, NULL, 'm'},   {"node", required_argument, NULL, 'n'},
       {"dot", no_argument, NULL, 'd'},      {"level", required_argument, NULL, 'l'},
       {"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
+      {"hosts", required_argument, NULL, 'H'},  {"fabric", required_argument, NULL, 'F'},
       {NULL, 0, NULL, 0}};
   int c, level_set = 0, modes = 0;
   o->level = (ts_dot_level)-1;
@@ -72,6 +78,8 @@ static int parse_opts(int argc, char **argv, topo_opts *o) {
     case 'd': o->mode = OUT_DOT; modes++; break;
     case 'n': o->node = optarg; break;
     case 'o': o->output = optarg; break;
+    case 'H': o->hosts = optarg; break;
+    case 'F': o->fabric = optarg; break;
     case 'l':
       if (parse_level(optarg, &o->level))
         return cli_usage_error("topo", "--level must be device, node, rack or su");
@@ -175,7 +183,7 @@ int cli_topo(int argc, char **argv) {
   int rc = parse_opts(argc, argv, &o);
   if (rc) return rc < 0 ? 0 : rc;
   ts_topo *t = NULL;
-  rc = cli_load_topo(o.file, &t);
+  rc = cli_load_topo_as(o.file, o.hosts, o.fabric, "topo", &t);
   if (rc) return rc;
   rc = report_problems(t, o.file, o.mode != OUT_VALIDATE);
   int32_t host = 0;
