@@ -11,17 +11,16 @@
 #include <sysexits.h>
 
 #include "cli/cli.h"
+#include "cli/cli_faults.h"
 #include "cli/cli_args.h"
 #include "cli/cli_bench.h"
 #include "topsim/ts_coll_run.h"
 #include "topsim/ts_p2p.h"
 
-#define MAX_FAULTS 64
 
 typedef struct bench_opts {
-  const char *file, *src, *dst, *pattern, *gpus, *fail[MAX_FAULTS];
-  const char *degrade[MAX_FAULTS];
-  uint32_t nfail, ndegrade;
+  const char *file, *src, *dst, *pattern, *gpus;
+  ts_faults faults;       /* --fail, --degrade, --straggler, --fail-at */
   uint64_t min_bytes, max_bytes, factor, seed;
   uint64_t step_bytes;      /* -i: linear steps (used when -f is not > 1) */
   int factor_set, step_set;
@@ -78,13 +77,14 @@ static void bench_help(void) {
       "  --spray N            spray over at most N paths (default 64)\n"
       "  --no-pxn             send from the GPU's own NIC (default: PXN)\n"
       "  --alpha TIME         per-message overhead, e.g. 2us (default: the\n"
-      "                       network plane's software overhead; 0 in a node)\n"
-      "  --fail NAME          take a switch or link (A--B) down; repeatable\n"
-      "  --degrade NAME=F     scale a switch's or link's bandwidth by F\n"
+      "                       network plane's software overhead; 0 in a node)\n");
+  fputs(cli_faults_help, stdout);
+  printf(
       "output:\n"
       "  --json               JSON instead of the table\n"
       "  --stats              engine and network counters of the largest size\n"
       "  -h, --help           show this help\n\n"
+      "Stragglers slow compute only: a bench of communication is unchanged.\n\n"
       "exit status: 0 ok, 64 usage, 65 bad topology or no route, 66 no file\n");
 }
 
@@ -225,15 +225,9 @@ static int parse_opt(int c, const char *arg, bench_opts *o) {
   case 'W': o->fabric = arg; return 0;
   case 'j': o->json = 1; return 0;
   case 't': o->stats = 1; return 0;
-  case 'K':
-    if (o->nfail == MAX_FAULTS) return cli_usage_error("bench", "too many --fail");
-    o->fail[o->nfail++] = arg;
-    return 0;
-  case 'D':
-    if (o->ndegrade == MAX_FAULTS) return cli_usage_error("bench", "too many --degrade");
-    o->degrade[o->ndegrade++] = arg;
-    return 0;
   }
+  int st = 0;
+  if (cli_faults_opt("bench", c, arg, &o->faults, &st)) return st;
   return parse_nccltests_opt(c, arg, o);
 }
 
@@ -251,7 +245,7 @@ static int parse_opts(int argc, char **argv, bench_opts *o) {
       {"chunk-size", required_argument, NULL, 'C'}, {"port-buffer", required_argument, NULL, 'B'},
       {"routing", required_argument, NULL, 'R'},  {"spray", required_argument, NULL, 'S'},
       {"no-pxn", no_argument, NULL, 'P'},         {"alpha", required_argument, NULL, 'A'},
-      {"fail", required_argument, NULL, 'K'},     {"degrade", required_argument, NULL, 'D'},
+      CLI_FAULT_LONGOPTS,
       {"json", no_argument, NULL, 'j'},           {"stats", no_argument, NULL, 't'},
       {"algo", required_argument, NULL, 'a'},     {"proto", required_argument, NULL, 'q'},
       {"nodes", required_argument, NULL, 'Z'},    {"channels", required_argument, NULL, 'L'},
@@ -342,35 +336,6 @@ static int make_pairs(const ts_topo *t, const bench_opts *o, ts_p2p_pairs *pairs
     rc = ts_p2p_make_pairs(pat, *set, *n, k, o->seed, pairs, &d);
   }
   return rc ? cli_usage_error("bench", "%s", d.msg) : 0;
-}
-
-/* Parses "NAME=F" for --degrade. */
-static int split_degrade(const char *arg, char *name, size_t len, double *f) {
-  const char *eq = strrchr(arg, '=');
-  char *end;
-  if (!eq || (size_t)(eq - arg) >= len) return -1;
-  memcpy(name, arg, (size_t)(eq - arg));
-  name[eq - arg] = '\0';
-  *f = strtod(eq + 1, &end);
-  return *end || eq[1] == '\0' ? -1 : 0;
-}
-
-static int apply_faults(const ts_topo *t, const bench_opts *o, ts_route_state *s) {
-  ts_diag d;
-  ts_diag_clear(&d);
-  for (uint32_t i = 0; i < o->nfail; i++)
-    if (ts_route_fail_by_name(s, t, o->fail[i], &d))
-      return cli_usage_error("bench", "--fail: %s", d.msg);
-  for (uint32_t i = 0; i < o->ndegrade; i++) {
-    char name[256];
-    double f;
-    if (split_degrade(o->degrade[i], name, sizeof name, &f))
-      return cli_usage_error("bench", "--degrade takes NAME=FACTOR, e.g. "
-                             "compute/spine-g0-1=0.5");
-    if (ts_route_degrade_by_name(s, t, name, f, &d))
-      return cli_usage_error("bench", "--degrade: %s", d.msg);
-  }
-  return 0;
 }
 
 /* nccl-tests prints the reduction for reductions and sendrecv, "none"
@@ -574,7 +539,7 @@ static int run_coll(const ts_topo *t, bench_opts *o, const uint64_t *sizes,
   ts_coll_run_result last;
   o->cr.net = o->p2p.net; /* --fidelity, --chunk-size, --port-buffer */
   o->cr.route = o->p2p.route;
-  o->cr.state = o->p2p.state;
+  o->cr.faults = o->p2p.faults;
   int rc = coll_gpus(t, o, &g, &n) ? EX_USAGE : 0;
   if (!rc) rc = coll_sweep(t, o, g, n, sizes, nsizes, rows, &last);
   if (!rc && o->json) rc = coll_json(t, o, n, rows, nsizes);
@@ -638,19 +603,20 @@ static int run_p2p(const ts_topo *t, bench_opts *o, const uint64_t *sizes,
 }
 
 static int run_bench(const ts_topo *t, bench_opts *o) {
-  ts_route_state *state = NULL;
   uint32_t nsizes = size_list(o, NULL);
   if (!nsizes)
     return cli_usage_error("bench", "-b/-e/-f/-i give more than %u sizes", MAX_ROWS);
+  ts_diag d;
+  ts_diag_clear(&d);
+  int rc = ts_faults_resolve(&o->faults, t, &d);
+  if (rc) return rc == TS_EUSAGE ? cli_usage_error("bench", "%s", d.msg)
+                                 : cli_fail(&d, rc);
+  o->p2p.faults = &o->faults;
   uint64_t *sizes = calloc(nsizes, sizeof *sizes);
   bench_row *rows = calloc(nsizes, sizeof *rows);
-  int rc = sizes && rows ? 0 : EX_OSERR;
+  rc = sizes && rows ? 0 : EX_OSERR;
   if (!rc) size_list(o, sizes);
-  if (!rc) rc = ts_route_state_new(t, &state) ? EX_OSERR : 0;
-  if (!rc) rc = apply_faults(t, o, state);
-  o->p2p.state = state;
   if (!rc) rc = o->coll ? run_coll(t, o, sizes, nsizes, rows) : run_p2p(t, o, sizes, nsizes, rows);
-  ts_route_state_free(state);
   free(sizes);
   free(rows);
   return rc;
@@ -673,18 +639,22 @@ int cli_bench(int argc, char **argv) {
   o.redop = "sum";
   o.argc = argc;
   o.argv = argv;
+  ts_faults_init(&o.faults);
   int rc = parse_opts(argc, argv, &o);
-  if (rc) return rc < 0 ? 0 : rc;
   char first[32];
-  if (o.ngpus) {
+  if (!rc && o.ngpus) {
     uint64_t v;
-    if (cli_parse_uint("bench", "-g", o.ngpus, 1, UINT32_MAX, &v)) return EX_USAGE;
-    snprintf(first, sizeof first, "first:%llu", (unsigned long long)v);
-    o.gpus = first;
+    if (cli_parse_uint("bench", "-g", o.ngpus, 1, UINT32_MAX, &v)) {
+      rc = EX_USAGE;
+    } else {
+      snprintf(first, sizeof first, "first:%llu", (unsigned long long)v);
+      o.gpus = first;
+    }
   }
   ts_topo *t = NULL;
-  rc = cli_load_topo_as(o.file, o.hosts, o.fabric, "bench", &t);
+  if (!rc) rc = cli_load_topo_as(o.file, o.hosts, o.fabric, "bench", &t);
   if (!rc) rc = run_bench(t, &o);
   ts_topo_free(t);
-  return rc;
+  ts_faults_free(&o.faults);
+  return rc < 0 ? 0 : rc;
 }
