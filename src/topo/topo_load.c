@@ -234,11 +234,16 @@ static int xml_wrapper(const char *path, uint32_t hosts, const char *fabric,
 
 static int load_xml_tiers(const char *path, uint32_t hosts, const char *fabric,
                           uint32_t tiers, ts_topo **out, ts_diag *d) {
-  char *buf = NULL;
+  char *buf = NULL, name[1200];
   size_t len = 0;
+  /* The wrapper's own (unlikely) errors name it, not the XML's lines; the
+   * label has no '/', so nccl_topo still resolves beside the XML file. */
+  if (fabric) snprintf(name, sizeof name, "%s [as %u hosts on %s, %u tiers]", path,
+                       hosts, fabric, tiers);
+  else snprintf(name, sizeof name, "%s [as %u hosts]", path, hosts);
   int rc = xml_wrapper(path, hosts, fabric, tiers, &buf, &len);
   if (rc) rc = ts_diag_set(d, rc, path, 0, 0, "out of memory");
-  else rc = ts_topo_load_buffer(buf, len, path, out, d);
+  else rc = ts_topo_load_buffer(buf, len, name, out, d);
   free(buf);
   return rc;
 }
