@@ -69,6 +69,11 @@ typedef struct ts_topo_stats {
 
 /* Computes stats. Returns 0 or TS_ENOMEM; free with ts_topo_stats_free. */
 int ts_topo_stats_compute(const ts_topo *t, ts_topo_stats *out);
+/* The same with link l's bandwidth scaled by link_factor[l] (0: failed;
+ * NULL: all 1) in every bandwidth figure (tier budgets, oversubscription,
+ * bisection); counts, ports and hops are unchanged. */
+int ts_topo_stats_scaled(const ts_topo *t, const double *link_factor,
+                         ts_topo_stats *out);
 void ts_topo_stats_free(ts_topo_stats *s);
 
 /* nvidia-smi topo -m class of the path between two GPUs of one host:

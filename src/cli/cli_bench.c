@@ -17,6 +17,7 @@
 #include "topsim/ts_coll_run.h"
 #include "topsim/ts_p2p.h"
 
+#define BENCH_MIN_PIPELINE_CHUNK 1024u
 
 typedef struct bench_opts {
   const char *file, *src, *dst, *pattern, *gpus;
@@ -110,7 +111,11 @@ static int parse_model_opt(int c, const char *arg, bench_opts *o) {
     else if (!strcmp(arg, "chunk")) o->p2p.net.fidelity = TS_NET_CHUNK;
     else return cli_usage_error("bench", "--fidelity must be flow or chunk");
     return 0;
-  case 'C': return cli_parse_bytes("bench", "--chunk-size", arg, &o->p2p.net.chunk_bytes) ? EX_USAGE : 0;
+  case 'C':
+    if (cli_parse_bytes("bench", "--chunk-size", arg, &o->p2p.net.chunk_bytes)) return EX_USAGE;
+    if (o->p2p.net.chunk_bytes == 0 || o->p2p.net.chunk_bytes > UINT32_MAX)
+      return cli_usage_error("bench", "--chunk-size %s: expected 1 byte to 4G-1", arg);
+    return 0;
   case 'B': return cli_parse_bytes("bench", "--port-buffer", arg, &o->p2p.net.port_buffer_bytes) ? EX_USAGE : 0;
   case 'R':
     if (!strcmp(arg, "ecmp")) o->p2p.spray = 0;
@@ -123,8 +128,9 @@ static int parse_model_opt(int c, const char *arg, bench_opts *o) {
     return 0;
   case 'A': {
     ts_time_ps ps;
-    if (ts_parse_latency(arg, &ps))
-      return cli_usage_error("bench", "--alpha '%s' is not a time such as 2us", arg);
+    if (ts_parse_latency(arg, &ps) || ps > TS_MAX_LATENCY_PS)
+      return cli_usage_error("bench", "--alpha '%s' is not a time from 0 to 3600s "
+                             "such as 2us", arg);
     o->p2p.alpha_ps = (int64_t)ps;
     return 0;
   }
@@ -180,8 +186,13 @@ static int parse_coll_opt(int c, const char *arg, bench_opts *o) {
     o->cr.params.channels = (uint32_t)v;
     return 0;
   case 'k':
-    return cli_parse_bytes("bench", "--pipeline-chunk", arg, &o->cr.params.chunk_bytes)
-               ? EX_USAGE : 0;
+    if (cli_parse_bytes("bench", "--pipeline-chunk", arg, &o->cr.params.chunk_bytes))
+      return EX_USAGE;
+    /* Below 1 KiB each chunk costs events without adding fidelity (NCCL's
+     * smallest slices are KiBs); 1 byte would mean millions of transfers. */
+    if (o->cr.params.chunk_bytes < BENCH_MIN_PIPELINE_CHUNK)
+      return cli_usage_error("bench", "--pipeline-chunk %s: expected at least 1K", arg);
+    return 0;
   case 'm': o->cr.compact = 1; return 0;
   case 'N': o->cr.reduction_cost = 1; return 0;
   case 'r':
@@ -245,6 +256,20 @@ static int parse_opt(int c, const char *arg, bench_opts *o) {
   return parse_nccltests_opt(c, arg, o);
 }
 
+/* Option combinations checked once every option is known. A size sweep
+ * starts at 1 byte or more (0 would repeat forever: 0 x F = 0). */
+static int check_sizes(const bench_opts *o) {
+  if (o->min_bytes == 0)
+    return cli_usage_error("bench", "-b 0: the smallest message must be at least 1 byte");
+  if (o->p2p.net.port_buffer_bytes &&
+      o->p2p.net.port_buffer_bytes < o->p2p.net.chunk_bytes)
+    return cli_usage_error("bench", "--port-buffer %llu is smaller than one chunk "
+                           "(--chunk-size %llu): no chunk could ever be forwarded",
+                           (unsigned long long)o->p2p.net.port_buffer_bytes,
+                           (unsigned long long)o->p2p.net.chunk_bytes);
+  return 0;
+}
+
 static int parse_opts(int argc, char **argv, bench_opts *o) {
   static const struct option longopts[] = {
       {"op", required_argument, NULL, 'O'},       {"src", required_argument, NULL, 's'},
@@ -288,8 +313,8 @@ static int parse_opts(int argc, char **argv, bench_opts *o) {
   if (o->step_set && !o->factor_set) o->factor = 1; /* -i alone: linear steps */
   if (o->factor == 1 && !o->step_set)
     return cli_usage_error("bench", "-f 1 needs -i (the step in bytes)");
-  if (o->factor > 1 && o->min_bytes == 0)
-    return cli_usage_error("bench", "-b 0 with -f never grows; give -b 1 or more");
+  int rc = check_sizes(o);
+  if (rc) return rc;
   if (o->coll) {
     if (o->src || o->dst || o->pattern)
       return cli_usage_error("bench", "--src/--dst/--pattern are for sendrecv");

@@ -62,6 +62,7 @@ struct ts_topo {
   uint32_t gpu_count;
   uint32_t *name_slots;       /* open-addressing table of node ids */
   uint32_t name_slot_count;   /* power of two */
+  uint32_t name_indexed;      /* nodes [0, name_indexed) are in name_slots */
 
   /* CPU affinity masks (NCCL XML `affinity`), sorted by CPU node id because
    * hosts are built in order; only CPUs that have one are listed. */
@@ -73,6 +74,7 @@ struct ts_topo {
   uint32_t string_count, string_cap;
 
   bool oom;
+  uint8_t over_budget;        /* 0, or TS_BUDGET_DEVICES/LINKS + 1 (oom set too) */
 };
 
 /* Allocates an empty topology (NULL on ENOMEM). */
