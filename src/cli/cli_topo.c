@@ -22,6 +22,7 @@ typedef struct topo_opts {
   int validate_json;      /* --validate --json */
   const char *node;       /* --node: host index or name */
   const char *output;     /* -o FILE */
+  const char *hosts, *fabric; /* NCCL XML: --hosts N --fabric PRESET */
   out_mode mode;
   ts_dot_level level;
   ts_faults faults;       /* --fail/--degrade/--faults: capacities after */
@@ -31,7 +32,8 @@ static void topo_help(void) {
   printf(
       "usage: topsim topo FILE [options]\n"
       "       topsim topo --validate [--json] FILE...\n\n"
-      "Load a topology, validate it and print a summary: counts by kind, tier\n"
+      "Load a topology (YAML, or an NCCL topology XML dump), validate it and\n"
+      "print a summary: counts by kind, tier\n"
       "and plane; GPUs; ports; oversubscription per tier; bisection bandwidth;\n"
       "scale-up domain; hop counts.\n\n"
       "options:\n"
@@ -44,6 +46,9 @@ static void topo_help(void) {
       "  --dot               write a Graphviz graph\n"
       "  --level L           --dot detail: device, node, rack or su (default:\n"
       "                      device up to 2000 devices, else node)\n"
+      "  --hosts N           NCCL topology XML: N copies of the server\n"
+      "  --fabric PRESET     NCCL topology XML: cable the NICs rail-optimized\n"
+      "                      over a technology preset (ib_ndr, roce_v2, ...)\n"
       "  -o, --output FILE   write to FILE instead of standard output\n"
       "  --fail NAME         summary and JSON as if NAME (switch, NIC, link\n"
       "                      A--B) were down: bandwidths, oversubscription\n"
@@ -72,6 +77,7 @@ static int parse_opts(int argc, char **argv, topo_opts *o) {
       {"matrix", no_argument, NULL, 'm'},   {"node", required_argument, NULL, 'n'},
       {"dot", no_argument, NULL, 'd'},      {"level", required_argument, NULL, 'l'},
       {"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
+      {"hosts", required_argument, NULL, 'H'},  {"fabric", required_argument, NULL, 'F'},
       {"fail", required_argument, NULL, CLI_OPT_FAIL},
       {"degrade", required_argument, NULL, CLI_OPT_DEGRADE},
       {"faults", required_argument, NULL, CLI_OPT_FAULTS},
@@ -88,6 +94,8 @@ static int parse_opts(int argc, char **argv, topo_opts *o) {
     case 'd': o->mode = OUT_DOT; modes++; break;
     case 'n': o->node = optarg; break;
     case 'o': o->output = optarg; break;
+    case 'H': o->hosts = optarg; break;
+    case 'F': o->fabric = optarg; break;
     case 'l':
       if (parse_level(optarg, &o->level))
         return cli_usage_error("topo", "--level must be device, node, rack or su");
@@ -248,7 +256,7 @@ int cli_topo(int argc, char **argv) {
     return cli_topo_validate(o.files, o.nfiles, o.validate_json);
   }
   ts_topo *t = NULL;
-  if (!rc) rc = cli_load_topo(o.file, &t);
+  if (!rc) rc = cli_load_topo_as(o.file, o.hosts, o.fabric, "topo", &t);
   if (rc) {
     ts_faults_free(&o.faults);
     return rc < 0 ? 0 : rc;
