@@ -115,7 +115,7 @@ grep -qE "^spines +32 +16$" <<<"$out" && ok || note "--compare: $out"
   python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[0]["spines"]==32' \
   && ok || note "--compare --json"
 
-out=$("$bin" plan --gpus 64 --compare "--sus 1..2" 2>&1)
+out=$("$bin" plan --preset a100-superpod --compare "--sus 1..2" 2>&1)
 [ $? -eq 64 ] && grep -q "cannot hold" <<<"$out" && ok || note "nested --sus: $out"
 
 # The bundled catalog round-trips through --catalog; a bad one exits 65.
