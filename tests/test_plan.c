@@ -13,6 +13,10 @@
 #include <unistd.h>
 
 #include "topsim/ts_plan.h"
+#include "topsim/ts_report_plan.h"
+#include <libxml/parser.h>
+#include <libxml/xpath.h>
+#include <libxml/xpathInternals.h>
 #include "topsim/ts_topo_check.h"
 
 #define GBPS (1e9 / 8)
@@ -536,6 +540,46 @@ static void test_bundled_catalog(void **state) {
   ts_plan_free(&r);
 }
 
+/* The tier diagram at 131,072 GPUs (16,384 B300 nodes, 128-port switches
+ * 64:64, 64-node SUs: 256 SUs in 4 pods, 32 spine groups, 16 core groups)
+ * is well-formed SVG (libxml2) with one box per tier group: 1 node box + 8
+ * rail leaf boxes + 8 rail spine boxes + 16 core groups = 33, and 8 + 8 +
+ * 8 x 16 = 144 edges. */
+static void test_diagram_xml(void **state) {
+  (void)state;
+  ts_plan_request q;
+  ts_plan_request_init(&q);
+  q.template_name = "hgx-b300";
+  q.radix = 128;
+  q.nodes_per_su = 64;
+  q.nodes = 16384;
+  ts_plan_result r;
+  compute_ok(&q, &r);
+  assert_int_equal(r.gpus, 131072);
+  assert_int_equal(r.core_groups, 16);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  assert_int_equal(ts_report_plan_diagram(&r, 1, f), 0);
+  fclose(f);
+  xmlDocPtr doc = xmlReadMemory(buf, (int)len, "plan.svg", NULL, XML_PARSE_NONET);
+  assert_non_null(doc);
+  xmlXPathContextPtr x = xmlXPathNewContext(doc);
+  xmlXPathRegisterNs(x, BAD_CAST "s", BAD_CAST "http://www.w3.org/2000/svg");
+  xmlXPathObjectPtr boxes =
+      xmlXPathEvalExpression(BAD_CAST "//s:rect[@class='group']", x);
+  xmlXPathObjectPtr lines =
+      xmlXPathEvalExpression(BAD_CAST "//s:line[@class='edge']", x);
+  assert_int_equal(xmlXPathNodeSetGetLength(boxes->nodesetval), 33);
+  assert_int_equal(xmlXPathNodeSetGetLength(lines->nodesetval), 144);
+  xmlXPathFreeObject(boxes);
+  xmlXPathFreeObject(lines);
+  xmlXPathFreeContext(x);
+  xmlFreeDoc(doc);
+  free(buf);
+  ts_plan_free(&r);
+}
+
 /* ---- built-in templates agree with topologies/ ---- */
 
 static void same_template(const char *file, const char *name) {
@@ -589,6 +633,7 @@ int main(void) {
       cmocka_unit_test(test_round_trip), cmocka_unit_test(test_templates),
       cmocka_unit_test(test_racks_round_trip), cmocka_unit_test(test_b300),
       cmocka_unit_test(test_power), cmocka_unit_test(test_bundled_catalog),
+      cmocka_unit_test(test_diagram_xml),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
