@@ -118,6 +118,15 @@ grep -qE "^spines +32 +16$" <<<"$out" && ok || note "--compare: $out"
 out=$("$bin" plan --preset a100-superpod --compare "--sus 1..2" 2>&1)
 [ $? -eq 64 ] && grep -q "cannot hold" <<<"$out" && ok || note "nested --sus: $out"
 
+# --compare with --workload: each design's step time equals the one the
+# SU sweep predicts for the same size (one engine, one model).
+w="$src/tests/data/workloads/tiny-dense.yaml"
+cmp=$("$bin" plan --preset a100-superpod --compare "--nodes 20" --compare "--nodes 40" \
+      --workload "$w" 2>&1 | awk '/^step time/ {print $3, $5}')
+swp=$("$bin" plan --preset a100-superpod --sus 1..2 --workload "$w" 2>&1 |
+      awk '$1 ~ /^[12]$/ && $NF ~ /%$/ {printf "%s%s", sep, $4; sep=" "}')
+[ -n "$cmp" ] && [ "$cmp" = "$swp" ] && ok || note "compare step '$cmp' vs sweep '$swp'"
+
 # The bundled catalog round-trips through --catalog; a bad one exits 65.
 "$bin" plan --print-catalog >"$tmp/cat.yaml"
 "$bin" plan --preset h100-superpod --nodes 64 --catalog "$tmp/cat.yaml" >/dev/null \

@@ -35,12 +35,19 @@ static int push(design *ds, char *s) {
   return -1;
 }
 
-/* The invocation's own arguments without --compare X / --compare=X. */
+/* The invocation's own arguments without --compare X and --workload X
+ * (either also as --opt=X): those belong to the comparison, not a design. */
 static int base_args(int argc, char **argv, design *ds) {
+  static const char *const skip[] = {"--compare", "--workload"};
   int rc = -1;
   for (int i = 0; i < argc && rc < 0; i++) {
-    if (!strcmp(argv[i], "--compare")) { i++; continue; }
-    if (!strncmp(argv[i], "--compare=", 10)) continue;
+    int drop = 0;
+    for (int k = 0; k < 2 && !drop; k++) {
+      size_t n = strlen(skip[k]);
+      if (!strcmp(argv[i], skip[k])) drop = 2;
+      else if (!strncmp(argv[i], skip[k], n) && argv[i][n] == '=') drop = 1;
+    }
+    if (drop) { i += drop - 1; continue; }
     rc = push(ds, argv[i]);
   }
   return rc;

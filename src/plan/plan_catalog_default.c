@@ -5,7 +5,9 @@
  * its source. A figure the sources did not state is left out (the plan then
  * reports that power as unknown rather than guessing): the switch chassis
  * power of QM8700, QM9700, SN5600 and Q3400 is such a figure, so plans with
- * the bundled catalog count switch power only when --catalog supplies it.
+ * the bundled catalog count switch power only when --catalog supplies it;
+ * so are 800G (XDR) modules. Twin-port module power is the switch cage's
+ * power class (an upper bound), not a measured figure.
  * No prices: a user catalog adds `price:` to any entry. */
 #include "plan/plan_catalog.h"
 
@@ -72,6 +74,15 @@ const char plan_catalog_default[] =
     "    source: \"NVIDIA MMA4Z00-NS 800Gb/s twin-port OSFP 2x400Gb/s "
     "multimode 2xSR4 50m; power = the QM97xx cage class (Class 8, 17W), an "
     "upper bound\"\n"
+    "  - name: MMA4Z00-NS400\n"
+    "    ports: 1\n"
+    "    speed: 400Gb/s\n"
+    "    fiber: mmf\n"
+    "    reach: 50m\n"
+    "    power: 9W\n"
+    "    source: \"NVIDIA MMA4Z00-NS400(-T) 400Gb/s single-port OSFP multimode "
+    "SR4 50m: 9 W maximum (8 W typical) in 400Gb/s mode; the NIC end of a "
+    "twin-port MMA4Z00-NS link\"\n"
     "cables:\n"
     "  - name: MCP4Y10-N00x\n"
     "    kind: dac\n"
@@ -87,15 +98,16 @@ const char plan_catalog_default[] =
     "    reach: 2m\n"
     "    power: 0.1W\n"
     "    source: \"NVIDIA MCP1650-H0xxEyy 200Gb/s QSFP56 DAC specification: "
-    "0.1 W max; 2 m taken as the longest passive HDR length\"\n"
+    "0.1 W max; 2 m: the longest 200G-lane DAC length (MCP7Y60-Hxxx: 30AWG "
+    "for 1 and 1.5 m, 26AWG for 2 m)\"\n"
     "  - name: HDR-AOC\n"
     "    kind: aoc\n"
     "    speed: 200Gb/s\n"
-    "    reach: 100m\n"
+    "    reach: 30m\n"
     "    power: 6W\n"
     "    source: \"NVIDIA DGX SuperPOD cabling design guide, Port Power: an "
-    "HDR cable can require 6 W per port; reach as for HDR active optical "
-    "cables\"\n"
+    "HDR cable can require 6 W per port; 30 m: the longest length in the "
+    "200Gb/s QSFP56 MMF AOC ordering table (MFS1S50-V0xxE: 3 to 30 m)\"\n"
     "  - name: SMF-MPO\n"
     "    kind: fiber\n"
     "    fiber: smf\n"
