@@ -502,7 +502,18 @@ static void test_power(void **state) {
   assert_true(L->priced);
   assert_true(fabs(L->cost_total - 13408) < 1e-6);
   assert_true(fabs(L->rack_power_w - 4 * 10200.0) < 1e-6);
+  /* leaf rack: 8 leaves of 1000 W with their switch-end modules: 256
+   * node-leaf + 256 leaf-spine twin modules of 30 W over 16 leaves = 960
+   * W each -> 8 x 1960 = 15680 W; SU row: 32 x 10200 + 15680 */
+  assert_true(fabs(L->network_rack_power_w - 15680) < 1e-6);
+  assert_true(fabs(L->row_power_w - (32 * 10200.0 + 15680)) < 1e-6);
   ts_plan_free(&r);
+  /* middle of row: ceil(8 / 2) = 4 racks away: 4 x 0.6 + 3 = 5.4 m */
+  q.leaf_middle_of_row = 1;
+  compute_ok(&q, &r);
+  assert_true(fabs(r.media[0].length_m - 5.4) < 1e-9);
+  ts_plan_free(&r);
+  q.leaf_middle_of_row = 0;
   /* a whole 32-node SU per rack: row = 1 compute + 1 leaf rack, node-leaf
    * (2 - 1) x 0.6 + 3 = 3.6 m < 5 m: DAC at 0.5 W per end, no modules;
    * 32 nodes x 8 rails = 256 links = 256 W */

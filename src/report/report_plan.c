@@ -299,6 +299,8 @@ static json_t *json_row(const ts_plan_result *r, int *bad) {
   report_jset(o, "cores", json_integer(r->tier[2].switches), bad);
   report_jset(o, "cables", json_counts(r->cables, bad), bad);
   report_jset(o, "bisection_bw", json_real(r->bisection_bw), bad);
+  report_jset(o, "racks", json_integer(r->layout.racks), bad);
+  report_jset(o, "power_total_w", json_real(r->layout.power_total_w), bad);
   return o;
 }
 
