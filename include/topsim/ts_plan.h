@@ -8,11 +8,15 @@
  * size. On top of that shape it counts ports, cables and transceivers,
  * computes tier-cut bisection, worst-case switch hops and the impact of one
  * leaf, spine or core failing, and can write the plan as a topology file
- * that `topsim topo` loads into the same fabric. docs/planning.md has the
- * rules, the presets with their sources, and the failure model.
+ * that `topsim topo` loads into the same fabric. On top of the shape the
+ * layout places racks and rows, chooses each link class's medium from a
+ * parts catalog by its worst-case length, and adds power and (with
+ * prices) cost, storage and frontend planes included. docs/planning.md
+ * has the rules, the presets with their sources, the layout model, the
+ * catalog format and the failure model.
  *
  * Costs: ts_plan_compute is O(radix) (the even-split searches) plus the
- * template parse (O(template file)); emission is O(template text). */
+ * template and catalog parses (O(file)); emission is O(template text). */
 #ifndef TOPSIM_TS_PLAN_H
 #define TOPSIM_TS_PLAN_H
 

@@ -63,7 +63,7 @@ static int get_name(const cctx *c, const topo_ynode *m, char *out, size_t n) {
   if (!v->len || v->len >= n)
     return err(c, v, "name must have 1 to 47 characters%s%s", "", "");
   memcpy(out, v->str, v->len + 1);
-  if (!scalar(c, m, "source", 1, &rc) && !rc) return TS_ESCHEMA;
+  scalar(c, m, "source", 1, &rc); /* required: where the figures come from */
   return rc;
 }
 
