@@ -111,6 +111,9 @@ else note "svg: $(head -c 300 "$tmp/d.svg")"; fi
 printf 'preset: b200-superpod\noversub: "2:1"\n' >"$tmp/b.yaml"
 out=$("$bin" plan --gpus 2048 --compare "--preset h100-superpod" --compare "$tmp/b.yaml")
 grep -qE "^spines +32 +16$" <<<"$out" && ok || note "--compare: $out"
+printf 'preset: h100-superpod\n' >"$tmp/a.yaml"
+out=$("$bin" plan --gpus 2048 --compare "$tmp/a.yaml" "$tmp/b.yaml")
+grep -qE "^spines +32 +16$" <<<"$out" && ok || note "--compare A.yaml B.yaml: $out"
 "$bin" plan --gpus 2048 --compare "--preset h100-superpod" --json |
   python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[0]["spines"]==32' \
   && ok || note "--compare --json"

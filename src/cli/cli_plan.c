@@ -344,6 +344,12 @@ static int parse_opts(int argc, char **argv, plan_opts *o) {
     rc = plan_opt(o, c, optarg);
     if (rc) return rc;
   }
+  for (; optind < argc && o->ncompare; optind++) { /* --compare A.yaml B.yaml */
+    if (o->ncompare == PLAN_MAX_COMPARE)
+      return cli_usage_error("plan", "at most %d --compare designs",
+                             PLAN_MAX_COMPARE);
+    o->compare[o->ncompare++] = argv[optind];
+  }
   if (optind < argc)
     return cli_usage_error("plan", "unexpected argument '%s'", argv[optind]);
   if (o->sus_lo && (o->req.gpus || o->req.nodes || o->emit))

@@ -2,7 +2,8 @@
  * side by side.
  *
  * A design is either a quoted option string ("--preset h100-superpod
- * --oversub 2:1") or a YAML file whose top level maps option names to
+ * --oversub 2:1") or a YAML file (also as positional arguments after the
+ * first --compare: `--compare A.yaml B.yaml`) whose top level maps option names to
  * values (`preset: h100-superpod`, `csv: true` style flags take `true`).
  * Each design's command line is the invocation's own options (minus the
  * --compare pairs) followed by the design's, so shared options (--gpus,
@@ -35,20 +36,19 @@ static int push(design *ds, char *s) {
   return -1;
 }
 
-/* The invocation's own arguments without --compare X and --workload X
- * (either also as --opt=X): those belong to the comparison, not a design. */
-static int base_args(int argc, char **argv, design *ds) {
-  static const char *const skip[] = {"--compare", "--workload"};
+/* The invocation's own arguments without the designs (--compare X,
+ * --compare=X, positional design names) and --workload X / --workload=X:
+ * those belong to the comparison, not to one design. */
+static int base_args(int argc, char **argv, const char *const *sets,
+                     uint32_t n, design *ds) {
   int rc = -1;
   for (int i = 0; i < argc && rc < 0; i++) {
-    int drop = 0;
-    for (int k = 0; k < 2 && !drop; k++) {
-      size_t n = strlen(skip[k]);
-      if (!strcmp(argv[i], skip[k])) drop = 2;
-      else if (!strncmp(argv[i], skip[k], n) && argv[i][n] == '=') drop = 1;
-    }
-    if (drop) { i += drop - 1; continue; }
-    rc = push(ds, argv[i]);
+    int drop = !strcmp(argv[i], "--compare") ||
+               !strncmp(argv[i], "--compare=", 10) ||
+               !strncmp(argv[i], "--workload=", 11);
+    for (uint32_t k = 0; k < n && !drop; k++) drop = argv[i] == sets[k];
+    if (!strcmp(argv[i], "--workload")) i++, drop = 1;
+    if (!drop) rc = push(ds, argv[i]);
   }
   return rc;
 }
@@ -110,12 +110,13 @@ static int is_yaml(const char *s) {
                              (n > 4 && !strcmp(s + n - 4, ".yml")));
 }
 
-static int plan_design(int argc, char **argv, const char *set,
-                       cli_plan_parse_fn parse, const char *workload,
-                       ts_plan_result *r, double *step) {
+static int plan_design(int argc, char **argv, const char *const *sets,
+                       uint32_t n, uint32_t k, cli_plan_parse_fn parse,
+                       const char *workload, ts_plan_result *r, double *step) {
+  const char *set = sets[k];
   design ds;
   memset(&ds, 0, sizeof ds);
-  int rc = base_args(argc, argv, &ds);
+  int rc = base_args(argc, argv, sets, n, &ds);
   if (rc < 0) rc = is_yaml(set) ? from_yaml(set, &ds) : from_string(set, &ds);
   ts_plan_request req;
   if (rc < 0) rc = parse(ds.argc, ds.argv, &req);
@@ -142,7 +143,8 @@ int cli_plan_compare(int argc, char **argv, const char *const *sets,
   double *step = calloc(n, sizeof *step);
   int rc = rows && step ? -1 : EX_OSERR;
   for (uint32_t i = 0; i < n && rc < 0; i++)
-    rc = plan_design(argc, argv, sets[i], parse, workload, &rows[i], &step[i]);
+    rc = plan_design(argc, argv, sets, n, i, parse, workload, &rows[i],
+                     &step[i]);
   if (rc < 0)
     rc = ts_report_plan_compare(rows, sets, workload ? step : NULL, n, json,
                                 stdout) ? EX_IOERR : 0;

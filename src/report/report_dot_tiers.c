@@ -90,7 +90,7 @@ static void tier_boxes(tctx *c, uint16_t p, const char *pname, int tier,
                                 what);
     else snprintf(a, sizeof a, "%.40s %s of %.40s", pname, what,
                   key[j] >= 0 ? c->d.box[key[j]].l1 : "several");
-    snprintf(b, sizeof b, "%u switches", count[j]);
+    snprintf(b, sizeof b, "%u switch%s", count[j], count[j] == 1 ? "" : "es");
     td_add_box(&c->d, tier, a, b);
   }
 }

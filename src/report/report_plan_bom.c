@@ -23,9 +23,10 @@ static void kw(double w, int known, char *buf, size_t n) {
 static void text_racks(const ts_plan_result *r, FILE *f) {
   const ts_plan_layout *L = &r->layout;
   char a[32], c[32];
-  fprintf(f, "racks: %u (%u compute of %u nodes, %u network), rows %u (%u "
+  fprintf(f, "racks: %u (%u compute of %u node%s, %u network), rows %u (%u "
           "racks per SU row)\n", L->racks, L->compute_racks, L->nodes_per_rack,
-          L->network_racks, L->rows, L->racks_per_row);
+          L->nodes_per_rack == 1 ? "" : "s", L->network_racks, L->rows,
+          L->racks_per_row);
   kw(L->rack_power_w, L->node_power_known, a, sizeof a);
   kw(L->row_power_w, L->node_power_known, c, sizeof c);
   fprintf(f, "power per rack: compute %s, leaf rack %.1f kW%s; per SU row "

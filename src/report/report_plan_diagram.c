@@ -18,6 +18,10 @@
 #include "report/report_tiers.h"
 #include "topsim/ts_report_plan.h"
 
+static void per_box(char *b, size_t n, uint32_t switches) {
+  snprintf(b, n, "%u switch%s", switches, switches == 1 ? "" : "es");
+}
+
 int ts_report_plan_diagram(const ts_plan_result *r, int svg, FILE *out) {
   tdiag d = {0};
   char a[96], b[96];
@@ -31,21 +35,21 @@ int ts_report_plan_diagram(const ts_plan_result *r, int svg, FILE *out) {
   for (uint32_t i = 0; i < nleaf; i++) {
     if (nleaf > 1) snprintf(a, sizeof a, "rail %u leaves", i);
     else snprintf(a, sizeof a, "leaves");
-    snprintf(b, sizeof b, "%u switches", r->tier[0].switches / nleaf);
+    per_box(b, sizeof b, r->tier[0].switches / nleaf);
     uint32_t k = td_add_box(&d, 1, a, b);
     if (!i) leaf0 = k;
   }
   for (uint32_t i = 0; i < nspine; i++) {
     if (nspine > 1) snprintf(a, sizeof a, "rail %u spines", i);
     else snprintf(a, sizeof a, "spines");
-    snprintf(b, sizeof b, "%u switches", r->tier[1].switches / nspine);
+    per_box(b, sizeof b, r->tier[1].switches / nspine);
     uint32_t k = td_add_box(&d, 2, a, b);
     if (!i) spine0 = k;
   }
   for (uint32_t i = 0; i < ncore; i++) {
     if (ncore > 1) snprintf(a, sizeof a, "core group %u", i);
     else snprintf(a, sizeof a, "cores");
-    snprintf(b, sizeof b, "%u switches", r->tier[2].switches / ncore);
+    per_box(b, sizeof b, r->tier[2].switches / ncore);
     uint32_t k = td_add_box(&d, 3, a, b);
     if (!i) core0 = k;
   }
