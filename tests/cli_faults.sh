@@ -80,7 +80,32 @@ s0=$(st); s1=$(st --fail compute/leaf-su0-r0); s2=$(st --fail-at 5ms:compute/lea
 python3 -c "import sys; a,b,c=map(float,sys.argv[1:]); sys.exit(not (a < c <= b * 1.0001))" \
   "$s0" "$s1" "$s2" && ok || note "--fail-at mid-step: healthy $s0, failed $s1, at 5ms $s2"
 
-# 7. Bad input: one message, the right exit status.
+# 7. plan --what-if on a 40-node (2-SU, 2-tier) A100 SuperPOD: the healthy
+#    row is the step `plan --sus 2..2 --workload` predicts; the leaf and
+#    spine rows carry exactly the planner's counted failure figures; a
+#    failed leaf or node cable slows the step (GPU 0's rail shares NIC 1, and
+#    the DP ring runs at its slowest link), a spine costs no more than that.
+plan=(plan --preset a100-superpod --nodes 40 --workload "$tiny")
+wi=$("$bin" "${plan[@]}" --what-if --json) || note "plan --what-if failed"
+counted=$("$bin" plan --preset a100-superpod --nodes 40 --json)
+sweep=$("$bin" plan --preset a100-superpod --sus 2..2 --workload "$tiny" | tail -1)
+python3 -c '
+import json, sys
+w = json.loads(sys.argv[1])["what_if"]; c = json.loads(sys.argv[2])["failure"]
+assert [r["fails"] for r in w] == ["none", "leaf", "spine", "cable"], w
+healthy = float(sys.argv[3].split()[3])
+assert abs(w[0]["step_time_s"] - healthy) < 5e-5, (w[0], healthy)
+for r in w[1:3]:
+    k = c[r["fails"]]
+    assert r["counted"]["gpus_slowed"] == k["gpus_slowed"], (r, k)
+    assert r["counted"]["bisection_after_Bps"] == k["bisection_after"], (r, k)
+assert w[1]["slowdown"] > 1.05 and w[3]["slowdown"] > 1.05, w
+assert 1.0 <= w[2]["slowdown"] <= w[1]["slowdown"], w
+' "$wi" "$counted" "$sweep" && ok || note "plan --what-if: $wi"
+"$bin" "${plan[@]}" --what-if | grep -q "^leaf   compute/leaf-su0-r0 .* 20 .*%$" \
+  && ok || note "plan --what-if text"
+
+# 8. Bad input: one message, the right exit status.
 want() { # STATUS TEXT ARGS...
   local st=$1 msg=$2; shift 2
   local err; err=$("$bin" "$@" 2>&1 >/dev/null); local got=$?
@@ -96,6 +121,8 @@ want 64 "degrade takes NAME=F with a factor F with 0 < F <= 1" bench "$topo" --d
 want 64 "straggler 'compute/spine-g0-0' is not a GPU" run "$tiny" --topology "$topo" --straggler compute/spine-g0-0=2
 want 64 "fail-at takes TIME:NAME" bench "$topo" --fail-at soon:compute/spine-g0-0
 want 64 "needs flow fidelity" bench "$topo" --fidelity chunk --pattern shift:8 --fail-at 1ms:compute/spine-g0-0
+want 64 "what-if needs --workload" plan --preset a100-superpod --nodes 40 --what-if
+want 64 "faults apply to --workload" plan --preset a100-superpod --nodes 40 --fail x
 cut=()
 for n in 0 1 2 3 4 5 6 7; do cut+=(--fail dgx0/compute$n); done
 want 65 "'dgx0/gpu[0-7]' is cut off from the fabric" bench "$topo" --pattern shift:8 "${cut[@]}"

@@ -14,8 +14,10 @@
 #include <sysexits.h>
 
 #include "cli/cli.h"
+#include "cli/cli_faults.h"
 #include "cli/cli_plan_run.h"
 #include "cli/cli_plan_compare.h"
+#include "cli/cli_plan_whatif.h"
 #include "topsim/ts_plan.h"
 #include "topsim/ts_report_plan.h"
 #include "topsim/ts_units.h"
@@ -33,6 +35,8 @@ typedef struct plan_opts {
   const char *emit;
   uint32_t sus_lo, sus_hi;  /* --sus A..B; 0 = no sweep */
   const char *workload;     /* --workload: predict a step per size */
+  int what_if;              /* --what-if: blast radius, simulated */
+  ts_faults faults;         /* --fail ... applied to --workload steps */
 } plan_opts;
 
 static void plan_help(void) {
@@ -91,6 +95,12 @@ static void plan_help(void) {
       "  --workload FILE         with --sus: run one training step of FILE on\n"
       "                          each size (dp fills the GPUs) and print step\n"
       "                          time, tokens/s and scaling efficiency\n"
+      "  --what-if               with --workload and one size: run the step\n"
+      "                          healthy and with one leaf, spine, core and\n"
+      "                          node-leaf cable failed; slowdown next to the\n"
+      "                          counted impact\n"
+      "  --fail, --degrade, --straggler, --fail-at, --faults: what-if faults\n"
+      "                          for --workload steps (see topsim run --help)\n"
       "  -h, --help              show this help\n\n"
       "exit status: 0 ok, 64 bad option or unbuildable request, 66 missing "
       "file\n",
@@ -143,7 +153,7 @@ enum {
   O_COPPER, O_JSON, O_EMIT, O_WORKLOAD, O_KLEAF, O_PER_RACK, O_RACK_UNITS,
   O_NODE_UNITS, O_SNICS, O_SSERVERS, O_FNICS, O_RACK_POWER, O_PLACEMENT,
   O_RACK_WIDTH, O_ROW_PITCH, O_CATALOG, O_SWITCH, O_SOVERSUB, O_FOVERSUB,
-  O_CSV, O_DIAGRAM, O_COMPARE, O_PRINT_CATALOG
+  O_CSV, O_DIAGRAM, O_COMPARE, O_PRINT_CATALOG, O_WHATIF
 };
 
 static const struct option longopts[] = {
@@ -184,6 +194,8 @@ static const struct option longopts[] = {
     {"diagram", required_argument, NULL, O_DIAGRAM},
     {"compare", required_argument, NULL, O_COMPARE},
     {"print-catalog", no_argument, NULL, O_PRINT_CATALOG},
+    {"what-if", no_argument, NULL, O_WHATIF},
+    CLI_FAULT_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}};
 
@@ -284,7 +296,7 @@ static int plan_opt(plan_opts *o, int c, const char *arg) {
     return cli_usage_error("plan", "option --%s needs a whole number, not "
                            "'%s'", opt_name(c), arg);
   if (u) return 0;
-  if (c >= O_RACK_POWER) return plan_opt_layout(o, c, arg);
+  if (c >= O_RACK_POWER && c < O_WHATIF) return plan_opt_layout(o, c, arg);
   switch (c) {
   case O_PRESET: return 0;
   case O_TEMPLATE: o->req.template_name = arg; return 0;
@@ -309,7 +321,12 @@ static int plan_opt(plan_opts *o, int c, const char *arg) {
   case O_WORKLOAD:
     o->workload = arg;
     return 0;
-  default: return cli_usage_error("plan", "unknown option");
+  case O_WHATIF: o->what_if = 1; return 0;
+  default: {
+    int st = 0;
+    if (cli_faults_opt("plan", c, arg, &o->faults, &st)) return st;
+    return cli_usage_error("plan", "unknown option");
+  }
   }
 }
 
@@ -363,9 +380,15 @@ static int parse_opts(int argc, char **argv, plan_opts *o) {
   if (o->ncompare && (o->sus_lo || o->emit || o->csv || o->diagram))
     return cli_usage_error("plan", "--compare prints designs side by side: "
                            "drop --sus, --emit-yaml, --csv and --diagram");
-  if (o->workload && !o->sus_lo && !o->ncompare)
-    return cli_usage_error("plan", "--workload needs --sus A..B or "
-                           "--compare");
+  if (o->workload && !o->sus_lo && !o->ncompare && !o->what_if)
+    return cli_usage_error("plan", "--workload needs --sus A..B (the sizes to "
+                           "predict), --compare or --what-if");
+  if (o->what_if && (!o->workload || o->sus_lo || o->ncompare))
+    return cli_usage_error("plan", "--what-if needs --workload FILE and one "
+                           "size (--gpus, --nodes or a preset), not --sus "
+                           "or --compare");
+  if (o->faults.n && !o->workload)
+    return cli_usage_error("plan", "faults apply to --workload steps");
   return -1;
 }
 
@@ -394,6 +417,11 @@ static int run_one(plan_opts *o) {
   ts_diag_clear(&d);
   int rc = ts_plan_compute(&o->req, &r, &d);
   if (rc) return fail(&d, rc);
+  if (o->what_if) {
+    int st = cli_plan_whatif(&r, o->workload, o->json);
+    ts_plan_free(&r);
+    return st;
+  }
   if (o->csv) rc = ts_report_plan_csv(&r, stdout);
   else if (o->diagram) rc = ts_report_plan_diagram(&r, o->diagram == 2, stdout);
   else if (o->json) rc = ts_report_plan_json(&r, stdout);
@@ -425,7 +453,8 @@ static int run_sweep(plan_opts *o) {
   if (!st && ts_report_plan_sweep(rows, n, o->json, stdout)) st = EX_IOERR;
   if (!st && o->workload) {
     putchar('\n');
-    st = cli_plan_predict(&o->req, o->sus_lo, o->sus_hi, o->workload);
+    st = cli_plan_predict(&o->req, o->sus_lo, o->sus_hi, o->workload,
+                          o->faults.n ? &o->faults : NULL);
   }
   for (uint32_t i = 0; i < n; i++) ts_plan_free(&rows[i]);
   free(rows);
@@ -437,26 +466,33 @@ static int parse_request(int argc, char **argv, ts_plan_request *req) {
   plan_opts o;
   memset(&o, 0, sizeof o);
   ts_plan_request_init(&o.req);
+  ts_faults_init(&o.faults);
   optind = 0;
   int rc = parse_opts(argc, argv, &o);
-  if (rc >= 0) return rc;
-  if (o.ncompare || o.sus_lo)
-    return cli_usage_error("plan", "a --compare design cannot hold --compare "
-                           "or --sus");
-  *req = o.req;
-  return -1;
+  if (rc < 0 && (o.ncompare || o.sus_lo || o.what_if))
+    rc = cli_usage_error("plan", "a --compare design cannot hold --compare, "
+                         "--sus or --what-if");
+  if (rc < 0) *req = o.req;
+  ts_faults_free(&o.faults);
+  return rc;
 }
 
 int cli_plan(int argc, char **argv) {
   plan_opts o;
   memset(&o, 0, sizeof o);
   ts_plan_request_init(&o.req);
+  ts_faults_init(&o.faults);
   optind = 0;
   int rc = parse_opts(argc, argv, &o);
-  if (rc >= 0) return rc;
-  if (o.print_catalog) return ts_plan_catalog_write(stdout) ? EX_IOERR : 0;
-  if (o.ncompare)
-    return cli_plan_compare(argc, argv, o.compare, o.ncompare, o.json,
-                            o.workload, parse_request);
-  return o.sus_lo ? run_sweep(&o) : run_one(&o);
+  if (rc < 0 && o.print_catalog)
+    rc = ts_plan_catalog_write(stdout) ? EX_IOERR : 0;
+  if (rc < 0 && o.ncompare && o.faults.n)
+    rc = cli_usage_error("plan", "faults apply to --sus or --what-if steps, "
+                         "not to --compare");
+  if (rc < 0 && o.ncompare)
+    rc = cli_plan_compare(argc, argv, o.compare, o.ncompare, o.json,
+                          o.workload, parse_request);
+  if (rc < 0) rc = o.sus_lo ? run_sweep(&o) : run_one(&o);
+  ts_faults_free(&o.faults);
+  return rc;
 }

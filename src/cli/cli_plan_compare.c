@@ -129,7 +129,7 @@ static int plan_design(int argc, char **argv, const char *const *sets,
   }
   if (rc < 0 && workload) {
     char why[512];
-    if (cli_plan_step(&req, workload, step, why, sizeof why))
+    if (cli_plan_design_step(&req, workload, step, why, sizeof why))
       fprintf(stderr, "topsim plan: design '%s': no step time: %s\n", set, why);
   }
   free(ds.text);
