@@ -60,7 +60,7 @@ done <<'CASES'
 --template dgx-z100 --nodes 1|unknown template
 --nodes x|needs a whole number
 --nodes 4 --port-speed fast|not a bandwidth
---preset a100-superpod --nodes 20 --workload w.yaml|needs --sus A..B or --compare
+--preset a100-superpod --nodes 20 --workload w.yaml|--workload needs --sus A..B
 --nodes 64 --csv --json|give one of
 --nodes 64 --diagram png|must be dot or svg
 --nodes 64 --leaf-placement side|must be eor or mor
