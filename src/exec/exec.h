@@ -3,6 +3,7 @@
  *
  * exec.c            ts_exec_create: engine, router, network, executor.
  * exec_coll.c       the collective executor (plans on the engine).
+ * exec_cache.c      route cache per connection (hashed, grows).
  * exec_path.c       endpoint pairs -> path sets (NVSwitch stripes, bundles).
  * exec_coll_run.c   one collective on a topology (ts_coll_run.h) and the
  *                   topology/network -> collective bridge.
@@ -22,7 +23,18 @@
 #include "topsim/ts_step_prog.h"
 
 struct exec_run;
-struct exec_route_slot;
+
+/* Route cache per connection (exec_cache.c). NULL is a valid, empty cache
+ * (get misses, put does nothing). */
+typedef struct exec_cache exec_cache;
+exec_cache *exec_cache_new(void);
+void exec_cache_free(exec_cache *c);
+/* 1 and *out filled when (src, dst, channel) is cached, else 0. */
+int exec_cache_get(const exec_cache *c, uint32_t src, uint32_t dst,
+                   uint32_t ch, ts_path *out);
+/* Remembers p for the connection (silently not, without memory). */
+void exec_cache_put(exec_cache *c, uint32_t src, uint32_t dst, uint32_t ch,
+                    const ts_path *p);
 
 struct ts_exec {
   const ts_topo *t;
@@ -35,8 +47,7 @@ struct ts_exec {
   int err;
   ts_diag diag;
   struct exec_run *runs;          /* live runs, freed with the runtime */
-  struct exec_route_slot *cache;  /* route cache, or NULL */
-  uint32_t cache_mask;            /* slots - 1 */
+  exec_cache *cache;              /* route cache, or NULL */
 };
 
 /* Executor state inside x: 0 or TS_ENOMEM. exec_coll_fini frees it and

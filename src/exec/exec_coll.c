@@ -21,16 +21,6 @@
 
 typedef struct exec_run exec_run;
 
-/* Route cache: direct-mapped on (src, dst, channel). A connection keeps its
- * path for the whole run, as an RDMA queue pair keeps its ECMP hash, so the
- * cache changes nothing but the cost of routing repeated pairs. */
-#define EXEC_CACHE_SLOTS (1u << 14)
-
-typedef struct exec_route_slot {
-  uint32_t src, dst, channel, valid;
-  ts_path path;
-} route_slot;
-
 struct exec_run {
   ts_exec *x;
   const ts_coll_plan *plan;
@@ -48,8 +38,7 @@ int exec_coll_init(ts_exec *x) {
   x->paths = malloc(EXEC_PATH_STRIPES * sizeof *x->paths);
   if (!x->paths) return TS_ENOMEM;
   /* The cache is an optimisation: without memory for it, route every time. */
-  x->cache = calloc(EXEC_CACHE_SLOTS, sizeof *x->cache);
-  x->cache_mask = EXEC_CACHE_SLOTS - 1;
+  x->cache = exec_cache_new();
   return 0;
 }
 
@@ -73,7 +62,7 @@ void exec_coll_fini(ts_exec *x) {
     run_free(r);
   }
   free(x->paths);
-  free(x->cache);
+  exec_cache_free(x->cache);
 }
 
 uint64_t ts_exec_transfers(const ts_exec *x) { return x->transfers; }
@@ -157,29 +146,42 @@ static int xfer_paths(exec_run *r, const ts_coll_xfer *xf, uint32_t *k,
   uint32_t src = (uint32_t)xf->src, dst = (uint32_t)xf->dst;
   uint64_t flow = ((uint64_t)src * 0x9E3779B97F4A7C15ULL) ^
                   ((uint64_t)dst * 0xC2B2AE3D27D4EB4FULL) ^ xf->channel;
-  route_slot *slot = x->cache ? &x->cache[flow & x->cache_mask] : NULL;
-  if (slot && slot->valid && slot->src == src && slot->dst == dst &&
-      slot->channel == xf->channel) {
-    x->paths[0] = slot->path;
+  if (exec_cache_get(x->cache, src, dst, xf->channel, &x->paths[0])) {
     *k = 1;
     return 0;
   }
   int rc = exec_path_route(x->t, x->net, x->rt, src, dst, flow, 0, x->paths,
                            EXEC_PATH_STRIPES, k, d);
-  if (!rc && *k == 1 && slot)
-    *slot = (route_slot){src, dst, xf->channel, 1, x->paths[0]};
+  if (!rc && *k == 1) exec_cache_put(x->cache, src, dst, xf->channel, &x->paths[0]);
   return rc;
+}
+
+/* Hop latencies of a path (the network model charges them once per send). */
+static ts_time_ps path_latency(const ts_topo *t, const ts_path *p) {
+  ts_time_ps lat = 0;
+  for (uint32_t i = 0; i < p->len; i++) lat += ts_topo_link(t, p->dir[i] >> 1)->latency;
+  return lat;
+}
+
+/* Latency charged on top of the network's one path latency: a compact
+ * transfer stands for `steps` sends, each crossing the path, so it pays the
+ * path latency steps - 1 more times (the plan's alpha already holds the
+ * steps' protocol latencies). Then a compact ring equals the step ring's
+ * 2(p-1)(alpha + hops + S/(pB)) on dedicated links. */
+static ts_time_ps xfer_alpha(const ts_exec *x, const ts_coll_xfer *xf) {
+  if (!(xf->flags & TS_COLL_XFER_COMPACT) || xf->steps <= 1) return xf->alpha;
+  return xf->alpha + (ts_time_ps)(xf->steps - 1) * path_latency(x->t, &x->paths[0]);
 }
 
 static void xfer_send(exec_run *r, uint32_t i) {
   ts_exec *x = r->x;
   const ts_coll_xfer *xf = &ts_coll_plan_xfers(r->plan)[i];
   ts_diag d;
-  ts_diag_clear(&d);
+  d.msg[0] = '\0'; /* cleared in full only on error: this runs per transfer */
   uint32_t k = 0;
   int rc = xfer_paths(r, xf, &k, &d);
-  if (!rc) rc = exec_path_send(x->net, x->paths, k, xf->wire_bytes, xf->alpha,
-                               on_net_done, r, i);
+  if (!rc) rc = exec_path_send(x->net, x->paths, k, xf->wire_bytes,
+                               xfer_alpha(x, xf), on_net_done, r, i);
   if (rc) {
     if (!d.msg[0])
       ts_diag_set(&d, rc, NULL, 0, 0, "cannot send from '%s' to '%s': %s",

@@ -6,12 +6,15 @@
  * layer of every micro-batch, so it lowers each once. ts_coll_exec only
  * borrows plans, so one cached plan serves every instance of its group.
  *
- * Algorithm: groups of at least compact_min ranks (default 16) run the
- * compact ring (TS_COLL_COMPACT: one long flow per neighbour pair, O(p)
- * transfers) for all-reduce, all-gather and reduce-scatter, since a step
- * ring over DP = 128 would cost O(p^2) transfers per bucket; smaller groups
- * let ts_coll's cost model choose (ring, tree, hierarchical, and NVLS where
- * the topology declares it). All-to-all is always all_to_allv (direct).
+ * Algorithm: ts_coll's chooser picks it for every group (ring, tree,
+ * hierarchical, and NVLS where the topology declares it), with bandwidths
+ * read from the built network. A ring (or the rings of the hierarchical
+ * algorithm) over at least compact_min ranks (default 8) is then
+ * represented compactly (TS_COLL_COMPACT: one long flow per neighbour pair,
+ * O(p) transfers, the same time on dedicated links), since a step ring over
+ * DP = 128 would cost O(p^2) transfers per bucket. Compact is a
+ * representation, not an algorithm decision. All-to-all is always
+ * all_to_allv (direct).
  * Communicators come from the topology (ts_coll_comm_from_topo) and
  * cost-model bandwidths from the built network (ts_exec_coll_params), so the
  * chooser sees failed and degraded links as the solver does.
@@ -132,9 +135,23 @@ static int lower(exec_colls *k, exec_group *G, ts_group g, uint32_t id,
     mx = a2a_matrix(k, g, id, ins, p, ins[0]->flags & TS_SI_F_COMBINE);
     if (!mx) return TS_ENOMEM;
     prm.matrix = mx;
-  } else if (p >= k->compact_min) {
-    prm.algo = TS_COLL_RING;
-    flags = TS_COLL_COMPACT;
+  } else {
+    /* The chooser picks the algorithm for every group size; compact is
+     * only how a ring is represented once chosen (hierarchical included:
+     * its three phases are rings). */
+    double sec;
+    ts_coll_algo algo;
+    ts_coll_proto proto;
+    int rc = ts_coll_choose(G->comm, op, ins[0]->val, &prm, &algo, &proto, &sec);
+    if (rc)
+      return ts_diag_set(d, rc, NULL, 0, 0, "no algorithm can run %s on a "
+                         "%s group of %u ranks", ts_coll_op_name(op),
+                         ts_group_name(g), p);
+    prm.algo = algo;
+    prm.proto = proto;
+    if ((prm.algo == TS_COLL_RING || prm.algo == TS_COLL_HIER) &&
+        p >= k->compact_min)
+      flags = TS_COLL_COMPACT;
   }
   int rc = ts_coll_lower(G->comm, op, ins[0]->val, &prm, flags, out, d);
   free(mx);
