@@ -53,6 +53,11 @@ typedef struct ts_step_opts {
   ts_route_opts route;   /* PXN or not */
   const ts_route_state *state; /* failed / degraded links, or NULL */
   int free_comm;         /* 1: every collective and send takes zero time */
+  int exact;             /* 1: no shortcuts: every collective of every
+                            group through the network model (0: groups
+                            that provably own their links replay one
+                            isolated run per distinct collective; same
+                            times, docs/performance.md) */
   uint32_t compact_min;  /* groups of at least this size run the compact
                             ring (O(p) flows); smaller ones ts_coll auto.
                             Default 16. */
@@ -120,6 +125,8 @@ typedef struct ts_step_result {
   double cross_node_mean[TS_DIM_COUNT];  /* of which leaving the host */
   uint64_t collectives;       /* collective instances run */
   uint64_t transfers, wire_bytes; /* ts_exec counters */
+  uint64_t replayed;          /* collectives replayed from an isolated run
+                                 (0 with opts.exact) */
   ts_step_link top[TS_STEP_TOP_LINKS];
   uint32_t ntop;
   ts_net_stats net;

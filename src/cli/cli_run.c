@@ -40,6 +40,9 @@ static void run_help(void) {
       "  --fidelity flow|chunk   max-min flows (default) or chunked queues\n"
       "  --no-pxn             send from the GPU's own NIC (default: PXN)\n"
       "  --free-comm          every collective and send takes zero time\n"
+      "  --exact              no shortcuts: every collective through the\n"
+      "                       network model (same result, slower;\n"
+      "                       docs/performance.md)\n"
       "output:\n"
       "  --placement          print every rank's placement and groups, exit\n"
       "  --json               JSON instead of the text summary\n"
@@ -75,6 +78,7 @@ static const struct option longopts[] = {
     {"free-comm", no_argument, NULL, 'Z'},       {"placement", no_argument, NULL, 'p'},
     {"json", no_argument, NULL, 'j'},            {"trace", required_argument, NULL, 't'},
     {"trace-ranks", required_argument, NULL, 'r'}, {"stats", no_argument, NULL, 'S'},
+    {"exact", no_argument, NULL, 'X'},
     {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
 
 static const char *const set_keys[] = {
@@ -99,6 +103,7 @@ static int parse_opt(int c, const char *arg, run_opts *o) {
     return 0;
   case 'P': o->step.route.no_pxn = 1; return 0;
   case 'Z': o->step.free_comm = 1; return 0;
+  case 'X': o->step.exact = 1; return 0;
   case 'p': o->placement = 1; return 0;
   case 'j': o->json = 1; return 0;
   case 't': o->trace = arg; return 0;

@@ -62,6 +62,7 @@ void exec_coll_fini(ts_exec *x) {
     run_free(r);
   }
   free(x->paths);
+  free(x->rec);
   exec_cache_free(x->cache);
 }
 
@@ -173,6 +174,27 @@ static ts_time_ps xfer_alpha(const ts_exec *x, const ts_coll_xfer *xf) {
   return xf->alpha + (ts_time_ps)(xf->steps - 1) * path_latency(x->t, &x->paths[0]);
 }
 
+/* Remembers the directions of the path set just sent (isolated runs of
+ * exec_step_fast.c need a plan's footprint). */
+static void record(ts_exec *x, uint32_t k) {
+  for (uint32_t p = 0; p < k; p++) {
+    uint32_t len = x->paths[p].len;
+    if (x->nrec + len > x->caprec) {
+      uint32_t cap = x->caprec ? x->caprec : 256;
+      while (cap < x->nrec + len) cap *= 2;
+      uint32_t *v = realloc(x->rec, (size_t)cap * sizeof *v);
+      if (!v) {
+        x->rec_fail = 1;
+        return;
+      }
+      x->rec = v;
+      x->caprec = cap;
+    }
+    memcpy(x->rec + x->nrec, x->paths[p].dir, len * sizeof *x->rec);
+    x->nrec += len;
+  }
+}
+
 static void xfer_send(exec_run *r, uint32_t i) {
   ts_exec *x = r->x;
   const ts_coll_xfer *xf = &ts_coll_plan_xfers(r->plan)[i];
@@ -192,6 +214,7 @@ static void xfer_send(exec_run *r, uint32_t i) {
   }
   x->transfers++;
   x->wire_bytes += xf->wire_bytes;
+  if (x->recording) record(x, k);
 }
 
 static void on_reduced(ts_sim *sim, void *ctx, uint64_t i) {

@@ -53,6 +53,7 @@ static void group_free(exec_group *G) {
   for (exec_plan_ent *e = G->plans, *n; e; e = n) {
     n = e->next;
     ts_coll_plan_free(e->plan);
+    exec_memo_free(e->memo);
     free(e);
   }
 }
@@ -69,6 +70,13 @@ void exec_colls_free(exec_colls *k) {
       ts_coll_plan_free(k->pp_plan[i]);
   free(k->pp_plan);
   memset(k, 0, sizeof *k);
+}
+
+void exec_colls_apply_memos(exec_colls *k, ts_exec *x) {
+  for (int g = 0; g < TS_GROUP_COUNT; g++)
+    for (uint32_t i = 0; k->groups[g] && i < ts_mapping_group_count(k->m, (ts_group)g); i++)
+      for (const exec_plan_ent *e = k->groups[g][i].plans; e; e = e->next)
+        if (e->memo) exec_fast_apply(x, e->memo);
 }
 
 /* Communicator of `n` ranks given by rank ids: host labels and NVLS
@@ -159,7 +167,7 @@ static int lower(exec_colls *k, exec_group *G, ts_group g, uint32_t id,
 }
 
 int exec_colls_plan(exec_colls *k, ts_group g, uint32_t id,
-                    const ts_step_ins *const *ins, ts_coll_plan **out,
+                    const ts_step_ins *const *ins, exec_plan_ent **out,
                     ts_diag *d) {
   exec_group *G = &k->groups[g][id];
   const ts_step_ins *x = ins[0];
@@ -167,7 +175,7 @@ int exec_colls_plan(exec_colls *k, ts_group g, uint32_t id,
   for (exec_plan_ent *e = G->plans; e; e = e->next)
     if (e->op == x->kind && e->bytes == x->val && e->sent == x->sent &&
         e->flags == fl) {
-      *out = e->plan;
+      *out = e;
       return 0;
     }
   exec_plan_ent *e = calloc(1, sizeof *e);
@@ -184,7 +192,7 @@ int exec_colls_plan(exec_colls *k, ts_group g, uint32_t id,
   e->flags = fl;
   e->next = G->plans;
   G->plans = e;
-  *out = e->plan;
+  *out = e;
   return 0;
 }
 

@@ -64,6 +64,7 @@ typedef struct step_state {
   ts_sim *sim;
   ts_net *net;
   exec_colls colls;
+  exec_fast fast;
   ts_step_progs sp;
   step_rank *rank;
   step_msg *msg;
@@ -119,9 +120,19 @@ static void coll_start(step_state *S, uint32_t g, uint32_t id) {
     uint32_t q = ts_mapping_group_member(S->m, (ts_group)g, id, i);
     S->scratch[i] = stream_ins(S, q, g, S->rank[q].st[g].arrived - 1);
   }
-  ts_coll_plan *plan = NULL;
-  int rc = exec_colls_plan(&S->colls, (ts_group)g, id, S->scratch, &plan, S->d);
-  if (!rc) rc = ts_exec_coll_start(S->x, plan, S->hbm_bw, on_exec_done, S, tag);
+  exec_plan_ent *e = NULL;
+  int rc = exec_colls_plan(&S->colls, (ts_group)g, id, S->scratch, &e, S->d);
+  if (!rc && S->fast.on && S->fast.excl[g][id]) {
+    if (!e->memo)
+      rc = exec_fast_memo(&S->fast, S->x, S->o, e->plan, S->hbm_bw, &e->memo, S->d);
+    if (!rc) {
+      e->memo->replays++;
+      S->res->replayed++;
+      rc = ts_sim_schedule_in(S->sim, e->memo->dur, on_event, S, tag, NULL);
+    }
+  } else if (!rc) {
+    rc = ts_exec_coll_start(S->x, e->plan, S->hbm_bw, on_exec_done, S, tag);
+  }
   if (rc) fail(S, rc);
 }
 
@@ -333,6 +344,7 @@ static int engine_new(step_state *S) {
 static void state_free(step_state *S) {
   ts_exec_free(S->x);
   exec_colls_free(&S->colls);
+  exec_fast_free(&S->fast);
   ts_step_progs_free(&S->sp);
   free(S->rank);
   free(S->msg);
@@ -456,6 +468,7 @@ static int run(step_state *S) {
 }
 
 static int results(step_state *S) {
+  exec_colls_apply_memos(&S->colls, S->x);
   breakdowns(S);
   rates(S);
   top_links(S);
@@ -515,6 +528,7 @@ int ts_step_run(const ts_workload *w, const ts_topo *t, const ts_mapping *m,
   if (!rc) rc = alloc_state(&S);
   if (!rc) rc = exec_colls_init(&S.colls, S.x, m, &S.sp, o->compact_min);
   if (!rc) assign_progs(&S);
+  if (!rc) rc = exec_fast_init(&S.fast, S.x, m, &S.sp, o);
   S.hbm_bw = S.colls.params.hbm_bw;
   if (!rc) rc = run(&S);
   if (!rc) rc = results(&S);
