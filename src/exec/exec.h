@@ -91,6 +91,7 @@ typedef struct exec_group {
   exec_plan_ent *plans;
   uint32_t arrived;
   uint8_t op;
+  ts_time_ps max_t;             /* lookahead: latest arrival so far */
 } exec_group;
 
 typedef struct exec_colls {
@@ -131,6 +132,11 @@ static inline ts_step_dim exec_dim_of(uint32_t g) {
 
 /* ---- step: exact shortcut for groups owning their links
  * (exec_step_fast.c) ---- */
+
+/* Collectives a rank may have issued on one stream and not yet waited
+ * for, for the lookahead of exclusive groups (issue and completion times
+ * are kept in rings of this size). */
+#define EXEC_AHEAD_RING 16u
 
 typedef struct exec_fast {
   int on;

@@ -197,6 +197,23 @@ static int exclusive(const claims *C, const ts_mapping *m, uint32_t g,
   return 1;
 }
 
+/* Most collectives any program issues on stream g before waiting for the
+ * oldest (issued minus waited-for, at each issue). */
+static uint32_t outstanding(const ts_step_progs *sp, uint32_t g) {
+  uint32_t most = 0;
+  for (uint32_t i = 0; i < sp->nprogs; i++) {
+    const ts_step_prog *p = &sp->prog[i];
+    uint32_t issued = 0, waited = 0;
+    for (uint32_t k = 0; k < p->n; k++) {
+      const ts_step_ins *in = &p->ins[k];
+      if (in->group != g) continue;
+      if (in->op == TS_SI_COLL && ++issued - waited > most) most = issued - waited;
+      if (in->op == TS_SI_WAIT && in->ord + 1 > waited) waited = in->ord + 1;
+    }
+  }
+  return most;
+}
+
 int exec_fast_init(exec_fast *F, const ts_exec *x, const ts_mapping *m,
                    const ts_step_progs *sp, const ts_step_opts *o) {
   memset(F, 0, sizeof *F);
@@ -210,9 +227,11 @@ int exec_fast_init(exec_fast *F, const ts_exec *x, const ts_mapping *m,
   if (!rc) {
     claim_groups(&C, m, F->excl);
     claim_pp(&C, m, sp);
-    for (uint32_t g = 0; g < TS_GROUP_COUNT; g++)
+    for (uint32_t g = 0; g < TS_GROUP_COUNT; g++) {
+      int fits = outstanding(sp, g) < EXEC_AHEAD_RING;
       for (uint32_t id = 0; id < ts_mapping_group_count(m, (ts_group)g); id++)
-        if (F->excl[g][id]) F->excl[g][id] = (uint8_t)exclusive(&C, m, g, id);
+        if (F->excl[g][id]) F->excl[g][id] = (uint8_t)(fits && exclusive(&C, m, g, id));
+    }
     F->on = 1;
   }
   claims_free(&C);
