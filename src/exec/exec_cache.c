@@ -78,6 +78,13 @@ int exec_cache_get(const exec_cache *c, uint32_t src, uint32_t dst,
   return 1;
 }
 
+void exec_cache_clear(exec_cache *c) {
+  if (!c) return;
+  for (uint32_t i = 0; i <= c->mask; i++) c->slot[i].src = UINT32_MAX;
+  c->used = 0;
+  c->npool = 0;
+}
+
 static int grow(exec_cache *c) {
   uint32_t n = (c->mask + 1) * 2;
   if (n == 0) return TS_ENOMEM;

@@ -42,6 +42,8 @@ int exec_coll_init(ts_exec *x) {
   return 0;
 }
 
+void exec_cache_reset(ts_exec *x) { exec_cache_clear(x->cache); }
+
 static void run_free(exec_run *r) {
   free(r->pending);
   free(r->succ_off);

@@ -24,8 +24,11 @@
  * route. A candidate group is exclusive when no one else claims any of its
  * GPUs. Anything doubtful claims more, which only turns the shortcut off.
  *
- * Off with ts_step_opts.exact (`topsim run --exact`), with free_comm, and
- * while tracing (trace counters sample busy time as it accrues).
+ * Off with ts_step_opts.exact (`topsim run --exact`), with free_comm,
+ * while tracing (trace counters sample busy time as it accrues) and with
+ * timed failures (--fail-at: capacities change mid-run). Static failures
+ * and stragglers are fine: the scratch runtime has the same faults, and a
+ * straggler only stretches compute.
  * Cost: O(groups x members) claims plus O(pairs) routes up front; one
  * isolated run per distinct plan of an exclusive group; O(directions of
  * the plan) per replayed instance. */
@@ -217,7 +220,10 @@ static uint32_t outstanding(const ts_step_progs *sp, uint32_t g) {
 int exec_fast_init(exec_fast *F, const ts_exec *x, const ts_mapping *m,
                    const ts_step_progs *sp, const ts_step_opts *o) {
   memset(F, 0, sizeof *F);
-  if (o->exact || o->free_comm || o->ntrace_ranks) return 0;
+  /* Timed failures change capacities mid-run: no isolated run holds. */
+  if (o->exact || o->free_comm || o->ntrace_ranks ||
+      (o->faults && ts_faults_has(o->faults, TS_FAULT_FAIL_AT)))
+    return 0;
   claims C;
   int rc = claims_init(&C, x);
   for (uint32_t g = 0; !rc && g < TS_GROUP_COUNT; g++) {
@@ -275,7 +281,7 @@ static int cmp_u32(const void *a, const void *b) {
 
 static int scratch_new(exec_fast *F, const ts_exec *x, const ts_step_opts *o,
                        ts_diag *d) {
-  ts_exec_opts eo = {o->net, o->route, o->state};
+  ts_exec_opts eo = {o->net, o->route, o->state, o->faults};
   int rc = ts_exec_create(ts_exec_topo(x), &eo, &F->scratch, d);
   if (rc) return rc;
   uint32_t nd = 2 * ts_topo_link_count(ts_exec_topo(x));
