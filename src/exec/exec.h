@@ -121,9 +121,11 @@ typedef struct exec_colls {
   ts_coll_plan **pp_plan;              /* [rank * 2 + dir] */
 } exec_colls;
 
-/* Cost-model parameters come from x's network as seen by rank 0's GPU. */
+/* Cost-model parameters come from x's network as seen by rank 0's GPU;
+ * alpha_ps >= 0 replaces every per-step latency. */
 int exec_colls_init(exec_colls *k, const ts_exec *x, const ts_mapping *m,
-                    const ts_step_progs *sp, uint32_t compact_min);
+                    const ts_step_progs *sp, uint32_t compact_min,
+                    int64_t alpha_ps);
 void exec_colls_free(exec_colls *k);
 /* Plan for the collective issued by every member of group (g, id);
  * member_ins[i] is member i's instruction (all-to-all rows). 0 or an error

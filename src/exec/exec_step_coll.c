@@ -30,7 +30,8 @@
 #include "exec/exec.h"
 
 int exec_colls_init(exec_colls *k, const ts_exec *x, const ts_mapping *m,
-                    const ts_step_progs *sp, uint32_t compact_min) {
+                    const ts_step_progs *sp, uint32_t compact_min,
+                    int64_t alpha_ps) {
   memset(k, 0, sizeof *k);
   k->t = ts_exec_topo(x);
   k->m = m;
@@ -38,6 +39,8 @@ int exec_colls_init(exec_colls *k, const ts_exec *x, const ts_mapping *m,
   k->compact_min = compact_min ? compact_min : 8;
   ts_coll_params_default(&k->params);
   if (ts_mapping_ranks(m)) ts_exec_coll_params(x, ts_mapping_rank(m, 0)->gpu, &k->params);
+  for (int q = 0; alpha_ps >= 0 && q < TS_COLL_PROTO_COUNT; q++)
+    k->params.alpha_intra[q] = k->params.alpha_inter[q] = (ts_time_ps)alpha_ps;
   for (int g = 0; g < TS_GROUP_COUNT; g++) {
     k->groups[g] = calloc(ts_mapping_group_count(m, (ts_group)g) + 1,
                           sizeof *k->groups[g]);

@@ -26,6 +26,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "exec/exec.h"
 
@@ -77,6 +78,10 @@ typedef struct step_state {
   step_msg *msg;
   uint32_t nranks, finished, v, mb;
   const ts_step_ins **scratch; /* member instructions of one instance */
+  uint64_t ins_done, ins_total;  /* progress: instructions executed, all */
+  double wall0, wall_last;       /* progress: start, last report */
+  uint32_t micro0;               /* rank 0's latest micro-batch + 1 */
+  uint64_t calls;
   step_ahead *ahead[TS_GROUP_COUNT]; /* [rank], kinds with exclusive groups */
   uint32_t *ready, nready_head, nready_tail; /* lookahead run queue */
   int draining;
@@ -401,9 +406,30 @@ static ts_time_ps comp_time(const step_state *S, uint32_t r, ts_time_ps val) {
   return f == 1.0 ? val : (ts_time_ps)llround((double)val * f);
 }
 
+static double wall_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Calls the progress callback when a quarter second of wall time passed
+ * (the clock is read every 4,096 instructions). */
+static void progress(step_state *S) {
+  double w = wall_now();
+  if (w - S->wall_last < 0.25) return;
+  S->wall_last = w;
+  ts_sim_stats st;
+  ts_sim_stats_get(S->sim, &st);
+  ts_step_progress p = {ts_sim_now(S->sim), 0, S->micro0, S->mb,
+                        st.events_processed, w - S->wall0, -1};
+  if (S->ins_total) p.done = (double)S->ins_done / (double)S->ins_total;
+  if (p.done > 0) p.eta_s = p.wall_s * (1 - p.done) / p.done;
+  S->o->progress(S->o->progress_ctx, &p);
+}
+
 /* Runs r's instructions until one waits. Returns after scheduling or
  * registering that wait, or when the program ends. */
-static void rank_exec(step_state *S, uint32_t r) {
+static void rank_loop(step_state *S, uint32_t r) {
   step_rank *R = &S->rank[r];
   const ts_step_prog *P = R->prog;
   bool la = S->fast.on;
@@ -468,6 +494,18 @@ static void rank_exec(step_state *S, uint32_t r) {
   R->wait = W_DONE;
   R->finish = R->t;
   S->finished++;
+}
+
+/* rank_loop, with the progress count. */
+static void rank_exec(step_state *S, uint32_t r) {
+  step_rank *R = &S->rank[r];
+  uint32_t pc0 = R->pc;
+  rank_loop(S, r);
+  S->ins_done += R->pc - pc0;
+  if (!S->o->progress) return;
+  if (r == 0 && R->pc < R->prog->n && R->prog->ins[R->pc].micro >= 0)
+    S->micro0 = (uint32_t)R->prog->ins[R->pc].micro + 1;
+  if ((++S->calls & 255) == 0) progress(S);
 }
 
 static void ready_push(step_state *S, uint32_t r) {
@@ -672,6 +710,8 @@ static int run(step_state *S) {
   int rc = exec_trace_init(&S->trace, S->o, S->nranks,
                            2 * ts_topo_link_count(S->t), est / 32);
   if (rc) return rc;
+  for (uint32_t r = 0; r < S->nranks; r++) S->ins_total += S->rank[r].prog->n;
+  S->wall0 = S->wall_last = wall_now();
   for (uint32_t r = 0; r < S->nranks && !S->err; r++) rank_run(S, r);
   if (S->trace.cap_samples)
     ts_sim_schedule(S->sim, S->trace.interval, on_sample, S, 0, NULL);
@@ -706,6 +746,7 @@ void ts_step_opts_default(ts_step_opts *o) {
   memset(o, 0, sizeof *o);
   ts_net_config_default(&o->net);
   o->compact_min = 8;
+  o->alpha_ps = -1;
 }
 
 void ts_step_result_free(ts_step_result *r) {
@@ -747,7 +788,7 @@ int ts_step_run(const ts_workload *w, const ts_topo *t, const ts_mapping *m,
   S.nranks = ts_mapping_ranks(m);
   rc = engine_new(&S);
   if (!rc) rc = alloc_state(&S);
-  if (!rc) rc = exec_colls_init(&S.colls, S.x, m, &S.sp, o->compact_min);
+  if (!rc) rc = exec_colls_init(&S.colls, S.x, m, &S.sp, o->compact_min, o->alpha_ps);
   if (!rc) assign_progs(&S);
   if (!rc) rc = exec_fast_init(&S.fast, S.x, m, &S.sp, o);
   if (!rc) rc = ahead_alloc(&S);
