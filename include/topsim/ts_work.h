@@ -140,6 +140,10 @@ const char *ts_workload_name(const ts_workload *w);
 /* Topology path from the file (resolved against the file's directory), or
  * NULL when the file names none. Owned by w. */
 const char *ts_workload_topology(const ts_workload *w);
+/* Line and column (1-based) where `key` ("topology", "tp", ...) is written in
+ * the workload file; 0, 0 when it is not (default or override). */
+void ts_workload_key_pos(const ts_workload *w, const char *key, int *line,
+                         int *col);
 /* Parallel size of a dimension (TS_GROUP_TP .. TS_GROUP_PP). */
 uint32_t ts_workload_parallel(const ts_workload *w, ts_group g);
 /* Micro-batches per pipeline per step: global_batch / (micro_batch * dp). */

@@ -16,6 +16,7 @@
 #include "topsim/ts_coll_run.h"
 #include "topsim/ts_p2p.h"
 
+#define BENCH_MIN_PIPELINE_CHUNK 1024u
 
 typedef struct bench_opts {
   const char *file, *src, *dst, *pattern, *gpus;
@@ -87,7 +88,11 @@ static int parse_model_opt(int c, const char *arg, bench_opts *o) {
     else if (!strcmp(arg, "chunk")) o->p2p.net.fidelity = TS_NET_CHUNK;
     else return cli_usage_error("bench", "--fidelity must be flow or chunk");
     return 0;
-  case 'C': return cli_parse_bytes("bench", "--chunk-size", arg, &o->p2p.net.chunk_bytes) ? EX_USAGE : 0;
+  case 'C':
+    if (cli_parse_bytes("bench", "--chunk-size", arg, &o->p2p.net.chunk_bytes)) return EX_USAGE;
+    if (o->p2p.net.chunk_bytes == 0 || o->p2p.net.chunk_bytes > UINT32_MAX)
+      return cli_usage_error("bench", "--chunk-size %s: expected 1 byte to 4G-1", arg);
+    return 0;
   case 'B': return cli_parse_bytes("bench", "--port-buffer", arg, &o->p2p.net.port_buffer_bytes) ? EX_USAGE : 0;
   case 'R':
     if (!strcmp(arg, "ecmp")) o->p2p.spray = 0;
@@ -100,8 +105,9 @@ static int parse_model_opt(int c, const char *arg, bench_opts *o) {
     return 0;
   case 'A': {
     ts_time_ps ps;
-    if (ts_parse_latency(arg, &ps))
-      return cli_usage_error("bench", "--alpha '%s' is not a time such as 2us", arg);
+    if (ts_parse_latency(arg, &ps) || ps > TS_MAX_LATENCY_PS)
+      return cli_usage_error("bench", "--alpha '%s' is not a time from 0 to 3600s "
+                             "such as 2us", arg);
     o->p2p.alpha_ps = (int64_t)ps;
     for (int q = 0; q < TS_COLL_PROTO_COUNT; q++)
       o->cr.params.alpha_intra[q] = o->cr.params.alpha_inter[q] = ps;
@@ -159,8 +165,13 @@ static int parse_coll_opt(int c, const char *arg, bench_opts *o) {
     o->cr.params.channels = (uint32_t)v;
     return 0;
   case 'k':
-    return cli_parse_bytes("bench", "--pipeline-chunk", arg, &o->cr.params.chunk_bytes)
-               ? EX_USAGE : 0;
+    if (cli_parse_bytes("bench", "--pipeline-chunk", arg, &o->cr.params.chunk_bytes))
+      return EX_USAGE;
+    /* Below 1 KiB each chunk costs events without adding fidelity (NCCL's
+     * smallest slices are KiBs); 1 byte would mean millions of transfers. */
+    if (o->cr.params.chunk_bytes < BENCH_MIN_PIPELINE_CHUNK)
+      return cli_usage_error("bench", "--pipeline-chunk %s: expected at least 1K", arg);
+    return 0;
   case 'm': o->cr.compact = 1; return 0;
   case 'N': o->cr.reduction_cost = 1; return 0;
   case 'r':
@@ -189,6 +200,20 @@ static int parse_opt(int c, const char *arg, bench_opts *o) {
   int st = 0;
   if (cli_faults_opt("bench", c, arg, &o->faults, &st)) return st;
   return parse_coll_opt(c, arg, o);
+}
+
+/* Option combinations checked once every option is known. A size sweep
+ * starts at 1 byte or more (0 would repeat forever: 0 x F = 0). */
+static int check_sizes(const bench_opts *o) {
+  if (o->min_bytes == 0)
+    return cli_usage_error("bench", "-b 0: the smallest message must be at least 1 byte");
+  if (o->p2p.net.port_buffer_bytes &&
+      o->p2p.net.port_buffer_bytes < o->p2p.net.chunk_bytes)
+    return cli_usage_error("bench", "--port-buffer %llu is smaller than one chunk "
+                           "(--chunk-size %llu): no chunk could ever be forwarded",
+                           (unsigned long long)o->p2p.net.port_buffer_bytes,
+                           (unsigned long long)o->p2p.net.chunk_bytes);
+  return 0;
 }
 
 static int parse_opts(int argc, char **argv, bench_opts *o) {
@@ -224,6 +249,8 @@ static int parse_opts(int argc, char **argv, bench_opts *o) {
   }
   if (optind != argc - 1) return cli_usage_error("bench", "expected one topology FILE");
   o->file = argv[optind];
+  int rc = check_sizes(o);
+  if (rc) return rc;
   if (o->coll) {
     if (o->src || o->dst || o->pattern)
       return cli_usage_error("bench", "--src/--dst/--pattern are for sendrecv");
@@ -381,6 +408,17 @@ static int print_json(const ts_topo *t, const bench_opts *o, uint32_t set_size,
   return rc ? EX_IOERR : 0;
 }
 
+/* Rows of the sweep -b .. -e by -f (>= 1 since -b <= -e and -b >= 1); the
+ * row array is sized from this, never a fixed bound. */
+static uint32_t sweep_rows(const bench_opts *o) {
+  uint32_t n = 0;
+  for (uint64_t s = o->min_bytes;; s *= o->factor) {
+    n++;
+    if (s > o->max_bytes / o->factor) break;
+  }
+  return n;
+}
+
 /* One run per size; rows[] gets a row per size. */
 static int sweep(const ts_topo *t, const bench_opts *o, const ts_p2p_pairs *p,
                  bench_row *rows, uint32_t *nrows, ts_p2p_result *last) {
@@ -467,8 +505,9 @@ static int coll_json(const ts_topo *t, const bench_opts *o, uint32_t n,
 
 static int run_coll(const ts_topo *t, bench_opts *o) {
   uint32_t *g = NULL, n = 0, nrows = 0;
-  bench_row rows[80];
+  bench_row *rows = calloc(sweep_rows(o), sizeof *rows);
   ts_coll_run_result last;
+  if (!rows) return EX_OSERR;
   o->cr.net = o->p2p.net; /* --fidelity, --chunk-size, --port-buffer */
   o->cr.route = o->p2p.route;
   o->cr.faults = o->p2p.faults;
@@ -493,13 +532,14 @@ static int run_coll(const ts_topo *t, bench_opts *o) {
              (unsigned long long)last.net.solves);
   }
   free(g);
+  free(rows);
   return rc;
 }
 
 static int run_bench(const ts_topo *t, bench_opts *o) {
   ts_p2p_pairs pairs = {0};
   uint32_t set_size = 0, nrows = 0;
-  bench_row rows[80];
+  bench_row *rows = NULL;
   ts_p2p_result last;
   ts_diag d;
   ts_diag_clear(&d);
@@ -509,6 +549,7 @@ static int run_bench(const ts_topo *t, bench_opts *o) {
   o->p2p.faults = &o->faults;
   if (o->coll) return run_coll(t, o);
   if (!rc) rc = make_pairs(t, o, &pairs, &set_size);
+  if (!rc && !(rows = calloc(sweep_rows(o), sizeof *rows))) rc = EX_OSERR;
   if (!rc) rc = sweep(t, o, &pairs, rows, &nrows, &last);
   if (!rc && o->json) rc = print_json(t, o, set_size, pairs.count, rows, nrows);
   else if (!rc) {
@@ -521,6 +562,7 @@ static int run_bench(const ts_topo *t, bench_opts *o) {
     printf("# Avg bus bandwidth    : %g\n", nrows ? sum / nrows : 0.0);
     if (o->stats) print_stats(&last);
   }
+  free(rows);
   ts_p2p_pairs_free(&pairs);
   return rc;
 }

@@ -62,11 +62,13 @@ struct ts_topo {
   uint32_t gpu_count;
   uint32_t *name_slots;       /* open-addressing table of node ids */
   uint32_t name_slot_count;   /* power of two */
+  uint32_t name_indexed;      /* nodes [0, name_indexed) are in name_slots */
 
   char **strings;             /* owned strings (plane names, presets...) */
   uint32_t string_count, string_cap;
 
   bool oom;
+  uint8_t over_budget;        /* 0, or TS_BUDGET_DEVICES/LINKS + 1 (oom set too) */
 };
 
 /* Allocates an empty topology (NULL on ENOMEM). */

@@ -6,6 +6,7 @@
 #define TOPSIM_TOPO_LOAD_H
 
 #include "topo/topo_graph.h"
+#include "topo/topo_nameidx.h"
 #include "topo/topo_preset.h"
 #include "topo/topo_schema.h"
 
@@ -70,12 +71,24 @@ typedef struct plane_in {
   ts_time_ps hop_latency;
 } plane_in;
 
+/* The longest name of a plane, switch, template, GPU model, node group or
+ * NIC group: device names are built from them (up to 255 bytes), and a
+ * megabyte-long group name would be copied once per host. */
+#define TOPO_MAX_NAME 96
+
+/* Limits of the uint16 plane and GPU model ids (65535 means none). */
+#define TOPO_MAX_PLANES 65534u
+#define TOPO_MAX_MODELS 65534u
+
 typedef struct topo_loader {
   sc_ctx sc;
   ts_topo *t;
   topo_tmpl *tmpls;
   uint32_t tmpl_count;
   plane_in *planes;
+  topo_nameidx model_idx;  /* GPU model name -> index */
+  topo_nameidx plane_idx;  /* plane name -> index (built at declaration) */
+  topo_nameidx tmpl_idx;   /* template name -> index into tmpls */
   uint32_t hosts_per_su;   /* SU size of the last node group (generators) */
 } topo_loader;
 
@@ -87,11 +100,20 @@ int topo_planes_build(topo_loader *L);
 
 /* Parses `templates:` into L->tmpls. */
 int topo_templates_parse(topo_loader *L, const topo_ynode *map);
+/* Devices and links one host of template tm adds (exact, for budgets). */
+void topo_template_size(const topo_tmpl *tm, uint64_t *devices, uint64_t *links);
 /* Instantiates template tm as host `host` named `name` with rack/su labels. */
 int topo_template_instantiate(topo_loader *L, const topo_tmpl *tm,
                               const char *name, int32_t host, int32_t rack,
                               int32_t su);
 /* Frees L->tmpls. */
 void topo_templates_free(topo_loader *L);
+
+/* sc_str for a name: non-empty, at most TOPO_MAX_NAME bytes, and (when
+ * no_slash) without '/'. `what` names the thing, e.g. "plane". */
+int topo_name(const sc_ctx *c, const topo_ynode *map, const char *key,
+              const char *what, bool no_slash, const char **out);
+/* Checks a name given as a mapping key the same way. */
+int topo_key_name(const sc_ctx *c, const topo_ynode *key, const char *what);
 
 #endif

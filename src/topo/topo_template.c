@@ -180,7 +180,7 @@ static int parse_nic_group(topo_loader *L, const topo_ynode *n, topo_tmpl *tm,
       parse_attach(c, n, ng->count, tm->cpus, tm->pcie_count, true, &ng->attach) ||
       parse_link(c, n, &ng->link))
     return TS_ESCHEMA;
-  int p = ts_topo_plane_find(L->t, plane);
+  int p = (int)topo_nameidx_find(&L->plane_idx, plane);
   if (p < 0)
     return sc_err(c, topo_ymap_get(n, "plane"), "NIC group names plane '%s', "
                   "which is not declared under 'planes'", plane);
@@ -190,9 +190,11 @@ static int parse_nic_group(topo_loader *L, const topo_ynode *n, topo_tmpl *tm,
   if (sc_bandwidth(c, n, "speed", pi->line_rate <= 0, &ng->speed)) return TS_ESCHEMA;
   ng->speed *= pi->efficiency;
   ng->rails = strcmp(L->t->planes[p].generator, "rail_optimized") == 0;
-  char prefix[96];
+  char prefix[TOPO_MAX_NAME + 1];
   const char *name = NULL;
-  if (sc_str(c, n, "name", false, &name)) return TS_ESCHEMA;
+  if (sc_str(c, n, "name", false, &name) ||
+      (name && topo_key_name(c, topo_ymap_get(n, "name"), "NIC group")))
+    return TS_ESCHEMA;
   if (name && strchr(name, '/'))
     return sc_err(c, topo_ymap_get(n, "name"), "NIC group name '%s' must not "
                   "contain '/'", name);
@@ -306,8 +308,8 @@ static int parse_one(topo_loader *L, const topo_ynode *key, const topo_ynode *m,
     return TS_ESCHEMA;
   const char *model = NULL;
   if (sc_str(c, m, "gpu_model", false, &model)) return TS_ESCHEMA;
-  for (uint32_t i = 0; model && i < L->t->model_count; i++)
-    if (strcmp(L->t->models[i].name, model) == 0) tm->model = (uint16_t)i;
+  int64_t mi = model ? topo_nameidx_find(&L->model_idx, model) : -1;
+  if (mi >= 0) tm->model = (uint16_t)mi;
   if (model && tm->model == UINT16_MAX)
     return sc_err(c, topo_ymap_get(m, "gpu_model"),
                   "gpu_model '%s' is not defined under 'gpu_models'", model);
@@ -331,9 +333,15 @@ int topo_templates_parse(topo_loader *L, const topo_ynode *map) {
   if (!L->tmpls) return TS_ENOMEM;
   for (uint32_t i = 0; i < map->count; i++) {
     L->tmpl_count = i + 1;
-    int rc = parse_one(L, map->items[2 * i], map->items[2 * i + 1], &L->tmpls[i]);
+    int rc = topo_key_name(&L->sc, map->items[2 * i], "template");
+    if (!rc) rc = parse_one(L, map->items[2 * i], map->items[2 * i + 1], &L->tmpls[i]);
     if (rc) return rc;
   }
+  /* Index by name so node groups find their template in O(log T). */
+  topo_name_ent *e = malloc(((size_t)L->tmpl_count + 1) * sizeof *e);
+  if (!e) return TS_ENOMEM;
+  for (uint32_t i = 0; i < L->tmpl_count; i++) e[i] = (topo_name_ent){L->tmpls[i].name, i};
+  topo_nameidx_build(&L->tmpl_idx, e, L->tmpl_count);
   return 0;
 }
 
@@ -462,6 +470,16 @@ static void add_nvlink(ts_topo *t, const topo_tmpl *tm, const char *name,
       topo_add_link(t, h->gpu0 + g, sw, TS_LINK_NVLINK, ws, tm->nvl_bw * ws,
                     tm->nvl_lat, TS_NO_PLANE);
   }
+}
+
+void topo_template_size(const topo_tmpl *tm, uint64_t *devices, uint64_t *links) {
+  uint64_t nics = 0;
+  for (uint32_t g = 0; g < tm->nic_groups; g++) nics += tm->nics[g].count;
+  uint64_t sw = tm->nvl == NVL_SWITCH ? tm->nvl_switches : 0;
+  *devices = (uint64_t)tm->cpus + tm->pcie_count + tm->gpu_count + nics + sw;
+  *links = (tm->cpus ? tm->cpus - 1u : 0u) + (uint64_t)tm->pcie_count +
+           tm->gpu_count + nics +
+           (tm->nvl == NVL_PAIRS ? tm->pair_count : sw * tm->gpu_count);
 }
 
 int topo_template_instantiate(topo_loader *L, const topo_tmpl *tm,

@@ -35,6 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topsim/ts_budget.h"
+#include "topsim/ts_checked.h"
 #include "work/work_int.h"
 
 typedef struct comm_list {
@@ -60,6 +62,10 @@ static ts_comm_desc *add(comm_list *L, ts_coll_op k, ts_group g,
                          ts_phase ph, int32_t layer, uint64_t bytes,
                          uint64_t sent) {
   if (L->fail) return NULL;
+  if (L->n >= ts_budget_get()->descriptors) { /* e.g. dp_bucket_size: 1B */
+    L->fail = 2;
+    return NULL;
+  }
   if (L->n == L->cap) {
     size_t cap = L->cap ? 2 * L->cap : 128;
     ts_comm_desc *v = realloc(L->v, cap * sizeof *v);
@@ -168,11 +174,11 @@ static int ep_compute(comm_list *L, ep_traffic *e) {
   }
   double recv_intra = bytes * mine * (ep - 1 - remote);
   double recv_cross = bytes * mine * remote * ratio;
-  e->bytes = (uint64_t)llround(bytes);
-  e->disp_cross = (uint64_t)llround(cross);
-  e->disp = (uint64_t)llround(intra) + e->disp_cross;
-  e->comb_cross = (uint64_t)llround(recv_cross);
-  e->comb = (uint64_t)llround(recv_intra) + e->comb_cross;
+  e->bytes = ts_double_to_u64_sat(bytes);
+  e->disp_cross = ts_double_to_u64_sat(cross);
+  e->disp = ts_double_to_u64_sat(intra) + e->disp_cross;
+  e->comb_cross = ts_double_to_u64_sat(recv_cross);
+  e->comb = ts_double_to_u64_sat(recv_intra) + e->comb_cross;
   return 0;
 }
 
@@ -231,7 +237,7 @@ static void buckets(comm_list *L, ts_coll_op k, ts_group g, ts_phase ph,
                     double total, bool per_mb) {
   const work_cfg *c = L->c;
   uint32_t p = L->m->size[g];
-  uint64_t left = (uint64_t)llround(total), bsz = c->dp_bucket;
+  uint64_t left = ts_double_to_u64_sat(total), bsz = c->dp_bucket;
   while (left > 0 && p > 1) {
     uint64_t sz = left < bsz ? left : bsz;
     uint64_t sent = k == TS_COLL_ALL_REDUCE ? ring_ar(sz, p) : ring_ag(sz, p);
@@ -293,7 +299,7 @@ int ts_work_comm(const ts_workload *w, const ts_mapping *m, uint32_t rank,
   dp_comm(&L);
   if (L.fail) {
     free(L.v);
-    return TS_ENOMEM;
+    return L.fail == 2 ? TS_ELIMIT : TS_ENOMEM;
   }
   *out = L.v;
   *n = L.n;

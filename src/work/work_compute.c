@@ -33,6 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topsim/ts_budget.h"
+#include "topsim/ts_checked.h"
 #include "work/work_int.h"
 
 typedef enum eff_class { EFF_GEMM, EFF_ATTN } eff_class;
@@ -57,12 +59,19 @@ static ts_time_ps roofline(const op_list *L, double flops, double bytes,
   double bw = L->gpu->hbm_bandwidth * c->eff_mem;
   double tm = bw > 0 ? bytes / bw : 0;
   double t = tc > tm ? tc : tm;
-  return (ts_time_ps)llround(t * 1e12);
+  /* Saturate at 2^62 ps: beyond the simulated-time budget, which the engine
+   * then refuses, and never an undefined llround past int64. */
+  uint64_t ps = ts_double_to_u64_sat(t * 1e12);
+  return ps < (1ULL << 62) ? ps : 1ULL << 62;
 }
 
 static void push(op_list *L, ts_op_kind k, ts_phase ph, int32_t layer,
                  double flops, double bytes, eff_class e) {
   if (L->fail) return;
+  if (L->n >= ts_budget_get()->descriptors) { /* before growing: ts_budget.h */
+    L->fail = 2;
+    return;
+  }
   if (L->n == L->cap) {
     size_t cap = L->cap ? 2 * L->cap : 64;
     ts_op *v = realloc(L->v, cap * sizeof *v);
@@ -210,7 +219,7 @@ int ts_work_ops(const ts_workload *w, const ts_gpu_model *gpu, uint32_t stage,
   optimizer_op(&L, stage);
   if (L.fail) {
     free(L.v);
-    return TS_ENOMEM;
+    return L.fail == 2 ? TS_ELIMIT : TS_ENOMEM;
   }
   *out = L.v;
   *n = L.n;

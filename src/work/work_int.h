@@ -41,8 +41,20 @@ typedef struct work_cfg {
   double eff_gemm, eff_attn, eff_mem;
 } work_cfg;
 
+/* Where a key was written in the workload file (1-based; 0 when it was not,
+ * or was last set by an override). */
+typedef struct work_pos {
+  uint32_t line, col;
+} work_pos;
+
+#define WORK_MAX_KEYS 64   /* >= the workload keys (work_load.c checks) */
+#define WORK_POS_SECTIONS 4 /* model, training, parallelism, efficiency */
+
 struct ts_workload {
   work_cfg cfg;
+  work_pos key_pos[WORK_MAX_KEYS];         /* per field of work_load.c */
+  work_pos section_pos[WORK_POS_SECTIONS];
+  work_pos topology_pos, root_pos;
   char *name;
   char *file;      /* name used in diagnostics */
   char *dir;       /* directory of the file, for relative paths */
@@ -60,6 +72,13 @@ struct ts_mapping {
   char **warnings;
   uint32_t nwarnings;
 };
+
+/* Fills d like ts_diag_set(d, code, w->file, line, col, ...) at the position
+ * of `key` ("tp", "layers"...) in the file: the key's value if it was
+ * written there, else its section, else line 1. A key last set by an
+ * override gives no position. Returns code. */
+int work_fail_at(ts_diag *d, int code, const ts_workload *w, const char *key,
+                 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 /* Effective values: defaults filled in (ffn 4h, kv_heads = heads, ...). */
 void work_derive(const ts_workload *w, work_cfg *c);

@@ -23,6 +23,7 @@
  * drives file loading and ts_workload_override (which wraps "key=value" in
  * a one-pair mapping and runs the same getter), so the two cannot disagree.
  * Cost: O(keys x fields) per load, fields being ~45. */
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +105,7 @@ static const field fields[] = {
     R("efficiency", "memory", eff_mem, 0.01, 1),
 };
 #define NFIELDS (sizeof fields / sizeof fields[0])
+_Static_assert(NFIELDS <= WORK_MAX_KEYS, "raise WORK_MAX_KEYS");
 
 static const char *const sections[] = {"model", "training", "parallelism",
                                        "efficiency", NULL};
@@ -238,8 +240,45 @@ static int load_section(ts_workload *w, const sc_ctx *c, const topo_ynode *root,
     if (strcmp(fields[i].section, sec)) continue;
     int rc = set_field(w, &w->cfg, c, map, &fields[i]);
     if (rc) return rc;
+    const topo_ynode *v = topo_ymap_get(map, fields[i].key);
+    if (v) w->key_pos[i] = (work_pos){v->line, v->col};
   }
   return 0;
+}
+
+static size_t field_index(const field *f) { return (size_t)(f - fields); }
+
+int work_fail_at(ts_diag *d, int code, const ts_workload *w, const char *key,
+                 const char *fmt, ...) {
+  work_pos p = w->root_pos;
+  const field *f = NULL;
+  for (size_t i = 0; i < NFIELDS && !f; i++)
+    if (!strcmp(fields[i].key, key)) f = &fields[i];
+  if (f && w->key_pos[field_index(f)].line) {
+    p = w->key_pos[field_index(f)];
+  } else if (f && w->key_pos[field_index(f)].col == 1u << 31) {
+    p = (work_pos){0, 0}; /* set by an override */
+  } else if (f) {
+    for (int s = 0; sections[s]; s++)
+      if (!strcmp(sections[s], f->section) && w->section_pos[s].line)
+        p = w->section_pos[s];
+  }
+  char msg[sizeof d->msg];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return ts_diag_set(d, code, w->file, (int)p.line, (int)p.col, "%s", msg);
+}
+
+void ts_workload_key_pos(const ts_workload *w, const char *key, int *line,
+                         int *col) {
+  work_pos p = {0, 0};
+  if (!strcmp(key, "topology")) p = w->topology_pos;
+  for (size_t i = 0; i < NFIELDS; i++)
+    if (!strcmp(fields[i].key, key) && w->key_pos[i].line) p = w->key_pos[i];
+  *line = (int)p.line;
+  *col = (int)p.col;
 }
 
 /* Defaults that do not depend on other keys (the rest: work_derive). */
@@ -275,9 +314,14 @@ static int load_doc(ts_workload *w, const topo_ydoc *doc, ts_diag *d) {
     return TS_ESCHEMA;
   if (!(w->name = dupstr(name))) return TS_ENOMEM;
   if (topo && !(w->topology = join_path(w->dir, topo))) return TS_ENOMEM;
-  for (const char *const *s = sections; *s; s++) {
-    int rc = load_section(w, &c, root, *s);
+  const topo_ynode *tv = topo_ymap_get(root, "topology");
+  if (tv) w->topology_pos = (work_pos){tv->line, tv->col};
+  w->root_pos = (work_pos){1, 1};
+  for (int s = 0; sections[s]; s++) {
+    int rc = load_section(w, &c, root, sections[s]);
     if (rc) return rc;
+    const topo_ynode *sv = topo_ymap_get(root, sections[s]);
+    if (sv) w->section_pos[s] = (work_pos){sv->line, sv->col};
   }
   const topo_ynode *m;
   if (sc_require(&c, root, "model", "a workload file", &m) ||
@@ -395,6 +439,8 @@ int ts_workload_override(ts_workload *w, const char *key, const char *value,
   int rc = set_field(w, &cfg, &c, &map, f);
   w->dir = dir;
   if (!rc) w->cfg = cfg;
+  /* The value no longer comes from the file: its refusals name no line. */
+  if (!rc) w->key_pos[field_index(f)] = (work_pos){0, 1u << 31};
   return rc;
 }
 

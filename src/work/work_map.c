@@ -143,12 +143,12 @@ static int rank_gpus(const ts_workload *w, const ts_topo *t, uint32_t n,
     const char *name = w->placement[r];
     if (ts_topo_find_node(t, name, &gpu[r]) ||
         ts_topo_node(t, gpu[r])->kind != TS_NODE_GPU)
-      rc = ts_diag_set(d, TS_ESCHEMA, w->file, 0, 0,
-                       "placement: rank %u names '%s', which is not a GPU of "
+      rc = work_fail_at(d, TS_ESCHEMA, w, "placement",
+                        "placement: rank %u names '%s', which is not a GPU of "
                        "topology '%s'", r, name, ts_topo_name(t));
     else if (used[gpu[r]]++)
-      rc = ts_diag_set(d, TS_EINVALID, w->file, 0, 0,
-                       "placement: GPU '%s' is given to two ranks (again at "
+      rc = work_fail_at(d, TS_EINVALID, w, "placement",
+                        "placement: GPU '%s' is given to two ranks (again at "
                        "rank %u)", name, r);
   }
   free(used);
@@ -164,13 +164,13 @@ static int check_size(const ts_workload *w, const work_cfg *c,
                     : c->gpus ? "parallelism.gpus asks for"
                               : "the topology has";
   if (want > avail)
-    return ts_diag_set(d, TS_EINVALID, w->file, 0, 0,
-                       "the job asks for %u GPUs but topology '%s' has %u "
+    return work_fail_at(d, TS_EINVALID, w, w->placement ? "placement" : "gpus",
+                        "the job asks for %u GPUs but topology '%s' has %u "
                        "(%u short)", want, ts_topo_name(t), avail,
                        want - avail);
   if (prod != want)
-    return ts_diag_set(d, TS_EINVALID, w->file, 0, 0,
-                       "tp*cp*pp*dp = %u*%u*%u*%u = %llu but %s %u GPUs (%s "
+    return work_fail_at(d, TS_EINVALID, w, "dp",
+                        "tp*cp*pp*dp = %u*%u*%u*%u = %llu but %s %u GPUs (%s "
                        "by %llu)", c->tp, c->cp, c->pp, c->dp,
                        (unsigned long long)prod, why, want,
                        prod > want ? "over" : "under",
@@ -278,8 +278,8 @@ static int check_memory(const ts_workload *w, const ts_mapping *m,
     work_gib(b.optimizer, op, sizeof op);
     work_gib(b.activations, ac, sizeof ac);
     work_gib(b.total - hbm, over, sizeof over);
-    return ts_diag_set(d, TS_EINVALID, w->file, 0, 0,
-                       "pipeline stage %u needs %s GiB per GPU, HBM holds %s "
+    return work_fail_at(d, TS_EINVALID, w, "tp",
+                        "pipeline stage %u needs %s GiB per GPU, HBM holds %s "
                        "GiB (%s) on rank %u: over by %s GiB (weights %s, "
                        "grads %s, optimizer %s, activations %s GiB)", s, tot,
                        cap, ts_topo_gpu_model(t, ts_topo_node(t, m->labels[r].gpu)->model)->name,
@@ -296,7 +296,7 @@ int ts_work_map(const ts_workload *w, const ts_topo *t, ts_mapping **out,
   int perm[WORK_D_COUNT];
   char why[200];
   if (work_parse_order(w->order, perm, why, sizeof why))
-    return ts_diag_set(d, TS_ESCHEMA, w->file, 0, 0, "order: %s", why);
+    return work_fail_at(d, TS_ESCHEMA, w, "order", "order: %s", why);
   uint32_t n = 0;
   int rc = work_validate(w, d);
   if (!rc) rc = check_size(w, &c, t, &n, d);

@@ -25,6 +25,7 @@
  * Not counted: CUDA context, NCCL buffers, allocator fragmentation. */
 #include <math.h>
 
+#include "topsim/ts_checked.h"
 #include "work/work_int.h"
 
 void work_stage_params(const work_cfg *c, uint32_t stage, double *dense,
@@ -110,10 +111,12 @@ int ts_work_memory(const ts_workload *w, uint32_t stage,
   act *= in_flight(&c, stage);
   if (stage == c.pp - 1)
     act += 4.0 * c.seq_len / c.cp * c.micro_batch * c.vocab / c.tp;
-  out->weights = (uint64_t)llround(wts);
-  out->grads = (uint64_t)llround(grads);
-  out->optimizer = (uint64_t)llround(opt);
-  out->activations = (uint64_t)llround(act);
-  out->total = out->weights + out->grads + out->optimizer + out->activations;
+  /* Saturating: huge dimensions give UINT64_MAX (refused by the fit check),
+   * never a value wrapped by llround or by the sum. */
+  out->weights = ts_double_to_u64_sat(wts);
+  out->grads = ts_double_to_u64_sat(grads);
+  out->optimizer = ts_double_to_u64_sat(opt);
+  out->activations = ts_double_to_u64_sat(act);
+  out->total = ts_double_to_u64_sat(wts + grads + opt + act);
   return 0;
 }

@@ -144,36 +144,37 @@ void work_gib(uint64_t bytes, char *buf, size_t len) {
   snprintf(buf, len, "%.1f", (double)bytes / (double)(1ull << 30));
 }
 
-#define FAIL(...) ts_diag_set(d, TS_EINVALID, w->file, 0, 0, __VA_ARGS__)
+/* A refusal at the position of the key the user would change. */
+#define FAIL(key, ...) work_fail_at(d, TS_EINVALID, w, key, __VA_ARGS__)
 
 static int check_split(const ts_workload *w, const work_cfg *c, ts_diag *d) {
   uint32_t v = work_chunks(c), L = c->layers, pp = c->pp;
   if (v > 1) {
     if (c->first_stage_layers || c->last_stage_layers)
-      return FAIL("first_stage_layers/last_stage_layers cannot be combined "
+      return FAIL("first_stage_layers", "first_stage_layers/last_stage_layers cannot be combined "
                   "with the interleaved schedule");
     if (L % (pp * v))
-      return FAIL("layers = %u is not divisible by pp * virtual_stages = %u * "
+      return FAIL("layers", "layers = %u is not divisible by pp * virtual_stages = %u * "
                   "%u = %u (remainder %u)", L, pp, v, pp * v, L % (pp * v));
     uint32_t m = work_microbatches(c);
     if (pp > 1 && m % pp)
-      return FAIL("interleaved schedule needs micro-batches (%u) divisible by "
+      return FAIL("global_batch", "interleaved schedule needs micro-batches (%u) divisible by "
                   "pp = %u (remainder %u)", m, pp, m % pp);
     return 0;
   }
   uint32_t f = c->first_stage_layers, l = pp > 1 ? c->last_stage_layers : 0;
   if (!f && !l) {
     if (L % pp)
-      return FAIL("layers = %u is not divisible by pp = %u (remainder %u)", L,
+      return FAIL("layers", "layers = %u is not divisible by pp = %u (remainder %u)", L,
                   pp, L % pp);
     return 0;
   }
   uint32_t rest = pp - (f ? 1 : 0) - (l ? 1 : 0);
   if ((uint64_t)f + l > L || (pp == 1 && f != L))
-    return FAIL("first_stage_layers + last_stage_layers = %u exceeds or "
+    return FAIL("first_stage_layers", "first_stage_layers + last_stage_layers = %u exceeds or "
                 "misses layers = %u", f + l, L);
   if (rest == 0 ? f + l != L : (L - f - l) % rest)
-    return FAIL("layers - first_stage_layers - last_stage_layers = %u is not "
+    return FAIL("first_stage_layers", "layers - first_stage_layers - last_stage_layers = %u is not "
                 "divisible by the %u other stages (remainder %u)", L - f - l,
                 rest, rest ? (L - f - l) % rest : L - f - l);
   return 0;
@@ -181,20 +182,20 @@ static int check_split(const ts_workload *w, const work_cfg *c, ts_diag *d) {
 
 static int check_moe(const ts_workload *w, const work_cfg *c, ts_diag *d) {
   if (!c->experts) {
-    if (c->ep > 1) return FAIL("ep = %u but the model has no experts", c->ep);
+    if (c->ep > 1) return FAIL("ep", "ep = %u but the model has no experts", c->ep);
     return 0;
   }
   if (c->dp % c->ep)
-    return FAIL("ep = %u must divide dp = %u (expert parallelism is carved "
+    return FAIL("ep", "ep = %u must divide dp = %u (expert parallelism is carved "
                 "out of data parallelism; remainder %u)", c->ep, c->dp,
                 c->dp % c->ep);
   if (c->experts % c->ep)
-    return FAIL("experts = %u is not divisible by ep = %u (remainder %u)",
+    return FAIL("experts", "experts = %u is not divisible by ep = %u (remainder %u)",
                 c->experts, c->ep, c->experts % c->ep);
   if (c->top_k > c->experts)
-    return FAIL("top_k = %u exceeds experts = %u", c->top_k, c->experts);
+    return FAIL("top_k", "top_k = %u exceeds experts = %u", c->top_k, c->experts);
   if (c->first_dense > c->layers)
-    return FAIL("first_dense_layers = %u exceeds layers = %u", c->first_dense,
+    return FAIL("first_dense_layers", "first_dense_layers = %u exceeds layers = %u", c->first_dense,
                 c->layers);
   return 0;
 }
@@ -204,20 +205,20 @@ int work_validate(const ts_workload *w, ts_diag *d) {
   work_cfg c;
   work_derive(w, &c);
   if (c.heads % c.tp)
-    return FAIL("heads = %u is not divisible by tp = %u (remainder %u)",
+    return FAIL("heads", "heads = %u is not divisible by tp = %u (remainder %u)",
                 c.heads, c.tp, c.heads % c.tp);
   if (c.kv_heads % c.tp)
-    return FAIL("kv_heads = %u is not divisible by tp = %u (remainder %u)",
+    return FAIL("kv_heads", "kv_heads = %u is not divisible by tp = %u (remainder %u)",
                 c.kv_heads, c.tp, c.kv_heads % c.tp);
   if (c.kv_heads > c.heads || c.heads % c.kv_heads)
-    return FAIL("heads = %u is not a multiple of kv_heads = %u", c.heads,
+    return FAIL("kv_heads", "heads = %u is not a multiple of kv_heads = %u", c.heads,
                 c.kv_heads);
   if (c.seq_len % c.cp)
-    return FAIL("seq_len = %u is not divisible by cp = %u (remainder %u)",
+    return FAIL("seq_len", "seq_len = %u is not divisible by cp = %u (remainder %u)",
                 c.seq_len, c.cp, c.seq_len % c.cp);
   uint64_t per = (uint64_t)c.micro_batch * c.dp;
   if (c.global_batch % per)
-    return FAIL("global_batch = %u is not divisible by micro_batch * dp = %u "
+    return FAIL("global_batch", "global_batch = %u is not divisible by micro_batch * dp = %u "
                 "* %u = %llu (remainder %llu)", c.global_batch, c.micro_batch,
                 c.dp, (unsigned long long)per,
                 (unsigned long long)(c.global_batch % per));

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topsim/ts_budget.h"
 #include "work/work_step.h"
 
 typedef struct range {
@@ -73,6 +74,10 @@ typedef struct builder {
 static step_ins *emit(builder *B, uint8_t op) {
   step_prog *p = B->p;
   if (p->fail) return NULL;
+  if (p->n >= ts_budget_get()->descriptors) { /* before growing: ts_budget.h */
+    p->fail = 2;
+    return NULL;
+  }
   if (p->n == p->cap) {
     uint32_t cap = p->cap ? 2 * p->cap : 256;
     step_ins *v = realloc(p->ins, (size_t)cap * sizeof *v);
@@ -540,7 +545,7 @@ int step_prog_build(const work_cfg *c, uint32_t stage, const ts_op *ops,
     }
     schedule(&B);
     finish(&B);
-    if (p->fail) rc = TS_ENOMEM;
+    if (p->fail) rc = p->fail == 2 ? TS_ELIMIT : TS_ENOMEM;
   }
   builder_free(&B);
   if (rc) step_prog_free(p);
