@@ -152,6 +152,14 @@ usage "give one of -g, --gpus and --nodes" "$topo" --op all_reduce -g 8 --nodes 
 "$bin" bench "$topo" --op all_reduce -g 16 -b 1M -e 1M | grep -q "^# nThread 1 nGpus 16 " \
   && ok || note "-g 16"
 
+# --alpha reaches collectives: an 8-byte ring all-reduce on one DGX A100
+# is 2(p-1) = 14 steps of (alpha + 2 x 200 ns NVLink hops) = 14 x 0.4 us =
+# 5.60 us with --alpha 0us, 14 x 1.4 us = 19.60 us with 1us.
+for a in 0us:5.60 1us:19.60; do
+  us=$("$bin" bench "$src/topologies/dgx-a100.yaml" --op all_reduce -b 8 -e 8 \
+       --algo ring --proto Simple --alpha "${a%%:*}" | awk '$1 == 8 {print $6}')
+  [ "$us" = "${a#*:}" ] && ok || note "--alpha ${a%%:*}: ring time $us us, want ${a#*:}"
+done
 "$bin" bench "$src/no/such.yaml" --pattern permutation >/dev/null 2>&1
 [ $? -eq 66 ] && ok || note "missing topology should exit 66"
 # MoE dispatch/combine from the routing model: the hand-worked example of

@@ -85,5 +85,18 @@ err=$("$bin" run "${llama[@]}" --schedule sideways 2>&1 >/dev/null)
 err=$("$bin" run "${llama[@]}" --fidelity fluid 2>&1 >/dev/null)
 [ $? -eq 64 ] && grep -q "fidelity must be" <<<"$err" && ok || note "bad fidelity: $err"
 
+# The progress line lives on stderr only: stdout is the same with it forced
+# on or off, --quiet prints nothing, and --exact gives the same report as
+# the default shortcuts (docs/performance.md).
+a=$("$bin" run "${llama[@]}" --progress 2>/dev/null)
+b=$("$bin" run "${llama[@]}" --quiet 2>"$tmp/quiet.err")
+[ "$a" = "$b" ] && [ ! -s "$tmp/quiet.err" ] && ok || note "--progress/--quiet changed stdout or --quiet printed"
+c=$("$bin" run "${llama[@]}" --exact --quiet)
+[ "$b" = "$c" ] && ok || note "--exact differs from the default"
+# --alpha 0us shortens the step: every collective step loses its latency.
+t0=$("$bin" run "${llama[@]}" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["step_time_s"])')
+t1=$("$bin" run "${llama[@]}" --alpha 0us --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["step_time_s"])')
+python3 -c "import sys; sys.exit(0 if $t1 < $t0 else 1)" && ok || note "--alpha 0us: $t1 not below $t0"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

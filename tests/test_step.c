@@ -151,8 +151,12 @@ static const char *tp8 =
 
 /* TP 8 x DP 2 on two DGX nodes. Default order (tp innermost): each TP
  * group is one node, its all-reduces ride NVLink (~235 GB/s per GPU).
- * Order dp-tp-...: each TP group takes 4 GPUs of each node, so its ring
- * crosses the 25 GB/s HDR NICs twice per ring: the same model is slower. */
+ * Order dp-tp-...: each TP group takes 4 GPUs of each node, so its
+ * all-reduces cross the 25 GB/s HDR NICs (the chooser takes the
+ * hierarchical algorithm there): TP waits longer. The step as a whole is
+ * not slower any more: the DP pairs then sit inside a node, and a
+ * hierarchical TP all-reduce costs less than the cross-node DP ring of the
+ * default order saves. */
 static void test_tp_inside_node_faster(void **state) {
   (void)state;
   ts_topo *t = tu_load(TOPO);
@@ -163,8 +167,8 @@ static void test_tp_inside_node_faster(void **state) {
   ts_step_result ra, rb;
   run(a, t, 0, &ma, &ra);
   run(b, t, 0, &mb, &rb);
-  assert_true(ra.step_time < rb.step_time);
-  assert_true(ra.critical.exposed[TS_DIM_TP] < rb.critical.exposed[TS_DIM_TP]);
+  assert_true(ra.critical.exposed[TS_DIM_TP] * 1.5 < rb.critical.exposed[TS_DIM_TP]);
+  assert_true(ra.critical.exposed[TS_DIM_DP] > rb.critical.exposed[TS_DIM_DP]);
   ts_step_result_free(&ra);
   ts_step_result_free(&rb);
   ts_mapping_free(ma);

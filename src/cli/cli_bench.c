@@ -98,8 +98,12 @@ static void bench_help(void) {
       "  --routing ecmp|spray one hashed path per transfer (default) or spread\n"
       "  --spray N            spray over at most N paths (default 64)\n"
       "  --no-pxn             send from the GPU's own NIC (default: PXN)\n"
-      "  --alpha TIME         per-message overhead, e.g. 2us (default: the\n"
-      "                       network plane's software overhead; 0 in a node)\n");
+      "  --alpha TIME         per-message overhead, e.g. 2us; 0us gives a pure\n"
+      "                       bandwidth model. sendrecv patterns: per message\n"
+      "                       (default: the plane's software overhead, 0 in a\n"
+      "                       node); collectives: per algorithm step, every\n"
+      "                       protocol, inside and across hosts (default:\n"
+      "                       NCCL's per-step latencies)\n");
   fputs(cli_faults_help, stdout);
   printf(
       "output:\n"
@@ -139,6 +143,8 @@ static int parse_model_opt(int c, const char *arg, bench_opts *o) {
       return cli_usage_error("bench", "--alpha '%s' is not a time from 0 to 3600s "
                              "such as 2us", arg);
     o->p2p.alpha_ps = (int64_t)ps;
+    for (int q = 0; q < TS_COLL_PROTO_COUNT; q++)
+      o->cr.params.alpha_intra[q] = o->cr.params.alpha_inter[q] = ps;
     return 0;
   }
   }
