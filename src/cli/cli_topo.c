@@ -20,6 +20,7 @@ typedef struct topo_opts {
   const char *node;       /* --node: host index or name */
   const char *output;     /* -o FILE */
   const char *hosts, *fabric; /* NCCL XML: --hosts N --fabric PRESET */
+  int matrix_json;        /* --matrix --json: the matrix as JSON */
   out_mode mode;
   ts_dot_level level;
   ts_faults faults;       /* --fail/--degrade/--faults: capacities after */
@@ -36,6 +37,7 @@ static void topo_help(void) {
       "  --validate          only validate; list every problem (exit 65 if any)\n"
       "  --json              print the summary as JSON\n"
       "  --matrix            print the nvidia-smi topo -m matrix of one node\n"
+      "                      (GPUs and NICs; with --json, as JSON)\n"
       "  --node N            node for --matrix: index or name (default 0)\n"
       "  --dot               write a Graphviz graph\n"
       "  --level L           --dot detail: device, node, rack or su (default:\n"
@@ -83,8 +85,16 @@ static int parse_opts(int argc, char **argv, topo_opts *o) {
   while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
     switch (c) {
     case 'V': o->mode = OUT_VALIDATE; modes++; break;
-    case 'j': o->mode = OUT_JSON; modes++; break;
-    case 'm': o->mode = OUT_MATRIX; modes++; break;
+    case 'j':
+      if (o->mode == OUT_MATRIX) o->matrix_json = 1;
+      else o->mode = OUT_JSON;
+      modes++;
+      break;
+    case 'm':
+      if (o->mode == OUT_JSON) o->matrix_json = 1;
+      o->mode = OUT_MATRIX;
+      modes++;
+      break;
     case 'd': o->mode = OUT_DOT; modes++; break;
     case 'n': o->node = optarg; break;
     case 'o': o->output = optarg; break;
@@ -104,6 +114,7 @@ static int parse_opts(int argc, char **argv, topo_opts *o) {
     }
     }
   }
+  if (modes == 2 && o->mode == OUT_MATRIX && o->matrix_json) modes = 1;
   if (modes > 1)
     return cli_usage_error("topo", "choose one of --validate, --json, --matrix, --dot");
   if (optind != argc - 1)
@@ -208,8 +219,11 @@ static int check_faults(const ts_topo *t, topo_opts *o) {
 }
 
 static int emit(const ts_topo *t, const topo_opts *o, int32_t host, FILE *out) {
-  if (o->mode == OUT_MATRIX)
-    return ts_report_topo_matrix(t, host, out) ? EX_SOFTWARE : 0;
+  if (o->mode == OUT_MATRIX) {
+    int rc = o->matrix_json ? ts_report_topo_matrix_json(t, host, out)
+                            : ts_report_topo_matrix(t, host, out);
+    return rc == TS_EIO ? EX_IOERR : rc ? EX_SOFTWARE : 0;
+  }
   if (o->mode == OUT_DOT) {
     ts_dot_level lv = o->level;
     if ((int)lv < 0) lv = ts_topo_node_count(t) <= 2000 ? TS_DOT_DEVICE : TS_DOT_NODE;
