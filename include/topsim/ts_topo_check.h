@@ -25,6 +25,13 @@ typedef struct ts_problems {
  * Free with ts_problems_free. */
 int ts_topo_validate(const ts_topo *t, ts_problems *out);
 
+/* Warnings for legal but suspicious designs (docs/cli.md lists them): a
+ * backend tier oversubscribed beyond 1:1, a tier with more uplink than
+ * downlink bandwidth, a switch with uneven uplinks to its upper tier. Same
+ * contract as ts_topo_validate: appends to *out, returns how many it added
+ * or TS_ENOMEM. Run it on a topology that validates. */
+int ts_topo_lint(const ts_topo *t, ts_problems *out);
+
 /* Frees the problem list (not the struct itself). */
 void ts_problems_free(ts_problems *p);
 

@@ -17,6 +17,9 @@ typedef enum { OUT_SUMMARY, OUT_JSON, OUT_MATRIX, OUT_DOT, OUT_VALIDATE } out_mo
 
 typedef struct topo_opts {
   const char *file;
+  char *const *files;     /* --validate: every FILE */
+  int nfiles;
+  int validate_json;      /* --validate --json */
   const char *node;       /* --node: host index or name */
   const char *output;     /* -o FILE */
   const char *hosts, *fabric; /* NCCL XML: --hosts N --fabric PRESET */
@@ -28,13 +31,16 @@ typedef struct topo_opts {
 
 static void topo_help(void) {
   printf(
-      "usage: topsim topo FILE [options]\n\n"
+      "usage: topsim topo FILE [options]\n"
+      "       topsim topo --validate [--json] FILE...\n\n"
       "Load a topology (YAML, or an NCCL topology XML dump), validate it and\n"
       "print a summary: counts by kind, tier\n"
       "and plane; GPUs; ports; oversubscription per tier; bisection bandwidth;\n"
       "scale-up domain; hop counts.\n\n"
       "options:\n"
-      "  --validate          only validate; list every problem (exit 65 if any)\n"
+      "  --validate          only validate FILE (several allowed): every error\n"
+      "                      and warning (exit 65 if any error); with --json\n"
+      "                      as JSON (file, line, column, severity, message)\n"
       "  --json              print the summary as JSON\n"
       "  --matrix            print the nvidia-smi topo -m matrix of one node\n"
       "                      (GPUs and NICs; with --json, as JSON)\n"
@@ -78,13 +84,13 @@ static int parse_opts(int argc, char **argv, topo_opts *o) {
       {"degrade", required_argument, NULL, CLI_OPT_DEGRADE},
       {"faults", required_argument, NULL, CLI_OPT_FAULTS},
       {NULL, 0, NULL, 0}};
-  int c, level_set = 0, modes = 0;
+  int c, level_set = 0, modes = 0, validate = 0;
   o->level = (ts_dot_level)-1;
   optind = 1;
   opterr = 0; /* our own message, with the command name */
   while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
     switch (c) {
-    case 'V': o->mode = OUT_VALIDATE; modes++; break;
+    case 'V': validate = 1; break;
     case 'j':
       if (o->mode == OUT_MATRIX) o->matrix_json = 1;
       else o->mode = OUT_JSON;
@@ -115,9 +121,18 @@ static int parse_opts(int argc, char **argv, topo_opts *o) {
     }
   }
   if (modes == 2 && o->mode == OUT_MATRIX && o->matrix_json) modes = 1;
+  if (validate && (modes > 1 || (modes == 1 && o->mode != OUT_JSON)))
+    return cli_usage_error("topo", "--validate combines only with --json");
+  if (validate) {
+    o->validate_json = o->mode == OUT_JSON;
+    o->mode = OUT_VALIDATE;
+    o->files = argv + optind;
+    o->nfiles = argc - optind;
+    if (o->nfiles < 1) return cli_usage_error("topo", "expected topology FILEs");
+  }
   if (modes > 1)
     return cli_usage_error("topo", "choose one of --validate, --json, --matrix, --dot");
-  if (optind != argc - 1)
+  if (!validate && optind != argc - 1)
     return cli_usage_error("topo", "expected exactly one topology FILE");
   if (level_set && o->mode != OUT_DOT)
     return cli_usage_error("topo", "--level only applies to --dot");
@@ -250,6 +265,10 @@ int cli_topo(int argc, char **argv) {
   memset(&o, 0, sizeof o);
   ts_faults_init(&o.faults);
   int rc = parse_opts(argc, argv, &o);
+  if (!rc && o.mode == OUT_VALIDATE) {
+    ts_faults_free(&o.faults);
+    return cli_topo_validate(o.files, o.nfiles, o.validate_json);
+  }
   ts_topo *t = NULL;
   if (!rc) rc = cli_load_topo_as(o.file, o.hosts, o.fabric, "topo", &t);
   if (rc) {
