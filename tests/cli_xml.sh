@@ -82,6 +82,11 @@ if command -v strace >/dev/null && [ "${3:-OFF}" != ON ]; then
     | grep -q nonexistent && note "external entity was opened" || ok
 fi
 
+# Several files with --validate: XML errors keep file:line (no column).
+err=$("$bin" topo --validate "$d/azure-ndv2-topo.xml" "$src/tests/data/bad_xml/bad_count.xml" 2>&1 >/dev/null)
+[ $? -eq 65 ] && grep -q "bad_count.xml:5: error: <nvlink count=" <<<"$err" && ok \
+  || note "--validate several files with XML: $err"
+
 # A YAML reader handed XML says so (here the workload loader).
 err=$("$bin" run "$d/aws-p4d-24xl-topo.xml" 2>&1 >/dev/null)
 [ $? -eq 65 ] && grep -q "aws-p4d-24xl-topo.xml:1:1: error: this is XML" <<<"$err" && ok \
