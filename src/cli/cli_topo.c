@@ -13,7 +13,8 @@
 #include "topsim/ts_report.h"
 #include "topsim/ts_topo_check.h"
 
-typedef enum { OUT_SUMMARY, OUT_JSON, OUT_MATRIX, OUT_DOT, OUT_VALIDATE } out_mode;
+typedef enum { OUT_SUMMARY, OUT_JSON, OUT_MATRIX, OUT_DOT, OUT_VALIDATE,
+               OUT_SVG } out_mode;
 
 typedef struct topo_opts {
   const char *file;
@@ -46,8 +47,10 @@ static void topo_help(void) {
       "                      (GPUs and NICs; with --json, as JSON)\n"
       "  --node N            node for --matrix: index or name (default 0)\n"
       "  --dot               write a Graphviz graph\n"
-      "  --level L           --dot detail: device, node, rack or su (default:\n"
-      "                      device up to 2000 devices, else node)\n"
+      "  --level L           --dot detail: device, node, rack, su or tier (one\n"
+      "                      box per tier group; default: device up to 2000\n"
+      "                      devices, else node)\n"
+      "  --svg               write the tier-level diagram as SVG (no Graphviz)\n"
       "  --hosts N           NCCL topology XML: N copies of the server\n"
       "  --fabric PRESET     NCCL topology XML: cable the NICs rail-optimized\n"
       "                      over a technology preset (ib_ndr, roce_v2, ...)\n"
@@ -64,8 +67,8 @@ static void topo_help(void) {
 }
 
 static int parse_level(const char *s, ts_dot_level *out) {
-  static const char *names[] = {"device", "node", "rack", "su"};
-  for (int i = 0; i < 4; i++)
+  static const char *names[] = {"device", "node", "rack", "su", "tier"};
+  for (int i = 0; i < 5; i++)
     if (!strcmp(s, names[i])) {
       *out = (ts_dot_level)i;
       return 0;
@@ -78,6 +81,7 @@ static int parse_opts(int argc, char **argv, topo_opts *o) {
       {"validate", no_argument, NULL, 'V'}, {"json", no_argument, NULL, 'j'},
       {"matrix", no_argument, NULL, 'm'},   {"node", required_argument, NULL, 'n'},
       {"dot", no_argument, NULL, 'd'},      {"level", required_argument, NULL, 'l'},
+      {"svg", no_argument, NULL, 'S'},
       {"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
       {"hosts", required_argument, NULL, 'H'},  {"fabric", required_argument, NULL, 'F'},
       {"fail", required_argument, NULL, CLI_OPT_FAIL},
@@ -102,13 +106,15 @@ static int parse_opts(int argc, char **argv, topo_opts *o) {
       modes++;
       break;
     case 'd': o->mode = OUT_DOT; modes++; break;
+    case 'S': o->mode = OUT_SVG; modes++; break;
     case 'n': o->node = optarg; break;
     case 'o': o->output = optarg; break;
     case 'H': o->hosts = optarg; break;
     case 'F': o->fabric = optarg; break;
     case 'l':
       if (parse_level(optarg, &o->level))
-        return cli_usage_error("topo", "--level must be device, node, rack or su");
+        return cli_usage_error("topo", "--level must be device, node, rack, su "
+                               "or tier");
       level_set = 1;
       break;
     case 'h': topo_help(); return -1;
@@ -131,7 +137,8 @@ static int parse_opts(int argc, char **argv, topo_opts *o) {
     if (o->nfiles < 1) return cli_usage_error("topo", "expected topology FILEs");
   }
   if (modes > 1)
-    return cli_usage_error("topo", "choose one of --validate, --json, --matrix, --dot");
+    return cli_usage_error("topo", "choose one of --validate, --json, --matrix, --dot, "
+                           "--svg");
   if (!validate && optind != argc - 1)
     return cli_usage_error("topo", "expected exactly one topology FILE");
   if (level_set && o->mode != OUT_DOT)
@@ -239,6 +246,7 @@ static int emit(const ts_topo *t, const topo_opts *o, int32_t host, FILE *out) {
                             : ts_report_topo_matrix(t, host, out);
     return rc == TS_EIO ? EX_IOERR : rc ? EX_SOFTWARE : 0;
   }
+  if (o->mode == OUT_SVG) return ts_report_tiers(t, 1, out) ? EX_IOERR : 0;
   if (o->mode == OUT_DOT) {
     ts_dot_level lv = o->level;
     if ((int)lv < 0) lv = ts_topo_node_count(t) <= 2000 ? TS_DOT_DEVICE : TS_DOT_NODE;
