@@ -3,7 +3,7 @@
 # README's shell blocks runs as written on a fresh clone: exit 0, no
 # tool outside topsim needed (pipes into other programs would fail here
 # when that program is not installed). Runs in a scratch directory that
-# sees the repository's topologies/, examples/ and tests/.
+# sees the repository's topologies/, examples/ and tests/ (test data).
 set -u
 bin=$1
 src=$2
@@ -13,7 +13,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 ln -s "$src/topologies" "$tmp/topologies"
 ln -s "$src/examples" "$tmp/examples"
-ln -s "$src/tests" "$tmp/tests" # NCCL topology XML examples (tests/data/nccl-topo)
+ln -s "$src/tests" "$tmp/tests"
 mkdir -p "$tmp/build"
 ln -s "$bin" "$tmp/build/topsim"
 cd "$tmp" || exit 1
