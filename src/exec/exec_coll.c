@@ -12,7 +12,9 @@
  * the initial transfers are being started); a transfer decrements it only
  * after releasing its successors, so nested completions never reach zero
  * first; a run is freed exactly once, right before its callback. Costs: O(xfers + deps) to start a
- * plan, one route + one send per transfer, O(successors) per completion. */
+ * plan, one route + one send per transfer, O(successors) per completion.
+ * A plan of one independent transfer (a pipeline send) can skip all that:
+ * exec_coll_send1 posts it at once, with no run and no start event. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -16,7 +16,8 @@
  * plan (ts_coll_exec), and its completion advances every member's stream.
  * Since a stream holds at most one arrived instance, a group has at most one
  * instance gathering or running at a time and its state is one counter.
- * Pipeline sends are asynchronous (isend); the receiver blocks.
+ * Pipeline sends are asynchronous (isend); the receiver blocks. A send of
+ * one transfer is posted at once (exec_coll_send1) unless opts.exact.
  *
  * Accounting: a wait on a collective of dimension d adds to exposed[d]; a
  * wait on a pipeline receive is bubble until the sender sent, exposed PP
