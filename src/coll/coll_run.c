@@ -68,9 +68,13 @@ static double nic_share(const ts_topo *t, int32_t host) {
 
 void ts_coll_params_from_topo(const ts_topo *t, uint32_t gpu, ts_coll_params *p) {
   double nvlink = 0, pcie = 0;
+  ts_time_ps nvhop = 0; /* wire latency GPU to GPU over NVLink */
   const uint32_t *adj = ts_topo_adj(t, gpu);
   for (uint32_t i = 0; i < ts_topo_degree(t, gpu); i++) {
     const ts_link *l = ts_topo_link(t, adj[i] >> 1);
+    int via_switch = ts_topo_node(t, ts_topo_dir_head(t, adj[i]))->kind == TS_NODE_NVSWITCH;
+    if (l->kind == TS_LINK_NVLINK && l->latency * (1 + via_switch) > nvhop)
+      nvhop = l->latency * (1 + via_switch);
     if (l->kind == TS_LINK_NVLINK) nvlink += l->bandwidth;
     else if (l->kind == TS_LINK_PCIE || l->kind == TS_LINK_C2C) pcie += l->bandwidth;
   }
@@ -80,6 +84,12 @@ void ts_coll_params_from_topo(const ts_topo *t, uint32_t gpu, ts_coll_params *p)
   double inter = nic_share(t, g->host);
   p->bw_inter = inter > 0 ? inter : p->bw_intra;
   p->hbm_bw = ts_topo_gpu_model(t, g->model)->hbm_bandwidth;
+  if (p->cost_model != TS_COLL_COST_DEFAULT) return;
+  ts_coll_params_nccl(p, ts_coll_gpu_gen_from_name(ts_topo_gpu_model(t, g->model)->name));
+  /* NCCL's per-step hwLat includes the wire; the network model adds the
+   * links' latencies to every transfer, so the step keeps the rest. */
+  for (int q = 0; q < TS_COLL_PROTO_COUNT; q++)
+    p->alpha_intra[q] = p->alpha_intra[q] > nvhop ? p->alpha_intra[q] - nvhop : 0;
 }
 
 void ts_coll_run_opts_default(ts_coll_run_opts *o) {
@@ -106,8 +116,13 @@ static void on_done(void *ctx, uint64_t tag) {
 /* Params with the topology's bandwidths filled in where left at zero. */
 static ts_coll_params topo_params(const ts_topo *t, uint32_t gpu,
                                   const ts_coll_params *given) {
-  ts_coll_params p = *given, from;
+  ts_coll_params p = *given, from = *given;
   ts_coll_params_from_topo(t, gpu, &from);
+  if (p.cost_model == TS_COLL_COST_DEFAULT) { /* NCCL's structure, per system */
+    double bi = p.bw_intra, bn = p.bw_inter, bv = p.bw_nvls, hb = p.hbm_bw;
+    p = from;
+    p.bw_intra = bi, p.bw_inter = bn, p.bw_nvls = bv, p.hbm_bw = hb;
+  }
   if (p.bw_intra <= 0) p.bw_intra = from.bw_intra;
   if (p.bw_inter <= 0) p.bw_inter = from.bw_inter;
   if (p.bw_nvls <= 0) p.bw_nvls = from.bw_nvls;
