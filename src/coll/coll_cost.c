@@ -193,7 +193,9 @@ double ts_coll_predict(const ts_coll_comm *m, ts_coll_op op, uint64_t bytes,
     if (proto != TS_COLL_SIMPLE) return -1;
     double f = op == TS_COLL_ALL_REDUCE ? 1.0 : (m->n - 1.0) / m->n;
     /* NCCL: up and down halves overlap, one NVLS latency (in t0). */
-    if (coll_nccl(prm)) return t0 + f * S / (prm->bw_nvls * eff);
+    if (coll_nccl(prm)) /* all-reduce moves S (1 + 1/p) each way */
+      return t0 + (op == TS_COLL_ALL_REDUCE ? 1.0 + 1.0 / m->n : f) * S /
+                      (prm->bw_nvls * eff);
     return 2 * ai + f * S / (prm->bw_nvls * eff);
   }
   if (a == TS_COLL_HIER) {

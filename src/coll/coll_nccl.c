@@ -45,9 +45,13 @@ ts_coll_gpu_gen ts_coll_gpu_gen_from_name(const char *m) {
  * - llMaxBws (GB/s busBw; 1 node / 2 nodes / more): Ampere 87.7 / 22.5 /
  *   19.0, Hopper 141 / 45 / 35, Blackwell twice Hopper; Volta's 39 / 39 /
  *   20.4 for anything else.
- * - nvlsEfficiency: Hopper 0.85, Blackwell 0.74, times (C-1)/C for C = 16
- *   NVLS channels (NCCL_NVLS_NCHANNELS default on Hopper): one channel's
- *   worth of NVLink bandwidth is not available to the reduction. */
+ * - nvlsEfficiency: Hopper 0.85, Blackwell 0.74: the NVLS rate as a
+ *   fraction of the NVLink bandwidth (the switch's reduction and multicast
+ *   throughput). With the NVLS all-reduce's traffic of S (1 + 1/p) per
+ *   direction (coll_nvls.c) this gives 360 GB/s x 0.85 / (9/8) = 272 GB/s
+ *   algbw on 8 H100, where the maintainers quote ~275 (nccl-tests#212) and
+ *   a user 258 / 265 / 270 / 273 GB/s on 5 / 6 / 7 / 8 GPUs (nccl#1455;
+ *   model 255 / 262 / 268 / 272). */
 void ts_coll_params_nccl(ts_coll_params *p, ts_coll_gpu_gen gen) {
   static const double us = (double)TS_PS_PER_US;
   static const double llmax[4][3] = {
@@ -70,7 +74,7 @@ void ts_coll_params_nccl(ts_coll_params *p, ts_coll_gpu_gen gen) {
   p->efficiency[TS_COLL_LL128] = 0.92;
   unsigned g = (unsigned)gen < 4 ? (unsigned)gen : 0;
   for (int i = 0; i < 3; i++) p->ll_max_bw[i] = llmax[g][i] * 1e9;
-  p->nvls_efficiency = nvls_eff[g] > 0 ? nvls_eff[g] * 15.0 / 16.0 : 0.8;
+  p->nvls_efficiency = nvls_eff[g] > 0 ? nvls_eff[g] : 0.8;
 }
 
 int coll_nccl(const ts_coll_params *p) {

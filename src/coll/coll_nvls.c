@@ -39,6 +39,14 @@ static uint32_t lead_body(coll_ctx *c, int src, int dst, int ep, uint64_t b,
   return l;
 }
 
+/* NVLS all-reduce as NCCL runs it: a reduce-scatter by multimem loads
+ * (the switch reads every GPU's S, each GPU receives its reduced S/p) and
+ * an all-gather by multimem stores (each GPU writes its S/p, the switch
+ * multicasts S to every GPU): S (1 + 1/p) per GPU in each direction. */
+static uint64_t nvls_ar_bytes(uint64_t S, int p) {
+  return S + coll_part(S, (uint64_t)p, 0);
+}
+
 /* NCCL structure, no explicit chunking: the switch starts multicasting
  * results as soon as the first chunks of every GPU have arrived, so the up
  * and down halves run at once on the two directions of each GPU's NVLinks.
@@ -49,9 +57,16 @@ static uint32_t lead_body(coll_ctx *c, int src, int dst, int ep, uint64_t b,
  * single NVLS latency is in the plan's startup, so transfers carry none. */
 static int nvls_overlap(coll_ctx *c, int p, int ep, uint32_t *lead) {
   uint32_t body;
-  for (int i = 0; i < p; i++) lead[i] = lead_body(c, i, -1, ep, up_bytes(c, p, i), NULL, 0, &body);
+  int ar = c->op == TS_COLL_ALL_REDUCE;
+  for (int i = 0; i < p; i++) {
+    uint64_t b = ar ? nvls_ar_bytes(c->bytes, p) : up_bytes(c, p, i);
+    lead[i] = lead_body(c, i, -1, ep, b, NULL, 0, &body);
+  }
   uint32_t join = coll_join(c, ep, lead, (uint32_t)p);
-  for (int i = 0; i < p; i++) lead_body(c, -1, i, ep, down_bytes(c, p, i), &join, 1, &body);
+  for (int i = 0; i < p; i++) {
+    uint64_t b = ar ? nvls_ar_bytes(c->bytes, p) : down_bytes(c, p, i);
+    lead_body(c, -1, i, ep, b, &join, 1, &body);
+  }
   for (uint32_t i = 0; !c->plan->err && i < c->plan->n; i++) c->plan->x[i].alpha = 0;
   return c->plan->err;
 }
