@@ -14,7 +14,9 @@
 #include <sysexits.h>
 
 #include "cli/cli.h"
+#include "cli/cli_faults.h"
 #include "cli/cli_plan_run.h"
+#include "cli/cli_plan_whatif.h"
 #include "topsim/ts_plan.h"
 #include "topsim/ts_report_plan.h"
 #include "topsim/ts_units.h"
@@ -27,6 +29,8 @@ typedef struct plan_opts {
   const char *emit;
   uint32_t sus_lo, sus_hi;  /* --sus A..B; 0 = no sweep */
   const char *workload;     /* --workload: predict a step per size */
+  int what_if;              /* --what-if: blast radius, simulated */
+  ts_faults faults;         /* --fail ... applied to --workload steps */
 } plan_opts;
 
 static void plan_help(void) {
@@ -58,6 +62,12 @@ static void plan_help(void) {
       "  --workload FILE         with --sus: run one training step of FILE on\n"
       "                          each size (dp fills the GPUs) and print step\n"
       "                          time, tokens/s and scaling efficiency\n"
+      "  --what-if               with --workload and one size: run the step\n"
+      "                          healthy and with one leaf, spine, core and\n"
+      "                          node-leaf cable failed; slowdown next to the\n"
+      "                          counted impact\n"
+      "  --fail, --degrade, --straggler, --fail-at, --faults: what-if faults\n"
+      "                          for --workload steps (see topsim run --help)\n"
       "  -h, --help              show this help\n\n"
       "exit status: 0 ok, 64 bad option or unbuildable request, 66 missing "
       "file\n",
@@ -107,7 +117,7 @@ static int parse_sus(const char *s, plan_opts *o) {
 enum {
   O_GPUS = 256, O_NODES, O_SUS, O_PRESET, O_TEMPLATE, O_RADIX, O_SPEED,
   O_RAILS, O_PER_SU, O_OVERSUB, O_MIN_TIERS, O_MAX_TIERS, O_RESERVED, O_TPC,
-  O_COPPER, O_JSON, O_EMIT, O_WORKLOAD
+  O_COPPER, O_JSON, O_EMIT, O_WORKLOAD, O_WHATIF
 };
 
 static const struct option longopts[] = {
@@ -129,6 +139,8 @@ static const struct option longopts[] = {
     {"json", no_argument, NULL, O_JSON},
     {"emit-yaml", required_argument, NULL, O_EMIT},
     {"workload", required_argument, NULL, O_WORKLOAD},
+    {"what-if", no_argument, NULL, O_WHATIF},
+    CLI_FAULT_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}};
 
@@ -179,7 +191,12 @@ static int plan_opt(plan_opts *o, int c, const char *arg) {
   case O_WORKLOAD:
     o->workload = arg;
     return 0;
-  default: return cli_usage_error("plan", "unknown option");
+  case O_WHATIF: o->what_if = 1; return 0;
+  default: {
+    int st = 0;
+    if (cli_faults_opt("plan", c, arg, &o->faults, &st)) return st;
+    return cli_usage_error("plan", "unknown option");
+  }
   }
 }
 
@@ -216,9 +233,14 @@ static int parse_opts(int argc, char **argv, plan_opts *o) {
   }
   if (optind < argc)
     return cli_usage_error("plan", "unexpected argument '%s'", argv[optind]);
-  if (o->workload && !o->sus_lo)
+  if (o->workload && !o->sus_lo && !o->what_if)
     return cli_usage_error("plan", "--workload needs --sus A..B (the sizes to "
-                           "predict)");
+                           "predict) or --what-if");
+  if (o->what_if && (!o->workload || o->sus_lo))
+    return cli_usage_error("plan", "--what-if needs --workload FILE and one "
+                           "size (--gpus, --nodes or a preset), not --sus");
+  if (o->faults.n && !o->workload)
+    return cli_usage_error("plan", "faults apply to --workload steps");
   if (o->sus_lo && (o->req.gpus || o->req.nodes || o->emit))
     return cli_usage_error("plan", "--sus sweeps sizes: drop --gpus, --nodes "
                            "and --emit-yaml");
@@ -250,6 +272,11 @@ static int run_one(plan_opts *o) {
   ts_diag_clear(&d);
   int rc = ts_plan_compute(&o->req, &r, &d);
   if (rc) return fail(&d, rc);
+  if (o->what_if) {
+    int st = cli_plan_whatif(&r, o->workload, o->json);
+    ts_plan_free(&r);
+    return st;
+  }
   rc = o->json ? ts_report_plan_json(&r, stdout) : ts_report_plan_text(&r, stdout);
   int st = rc ? EX_IOERR : 0;
   if (!st && o->emit) st = emit(&r, o->emit);
@@ -278,7 +305,8 @@ static int run_sweep(plan_opts *o) {
   if (!st && ts_report_plan_sweep(rows, n, o->json, stdout)) st = EX_IOERR;
   if (!st && o->workload) {
     putchar('\n');
-    st = cli_plan_predict(&o->req, o->sus_lo, o->sus_hi, o->workload);
+    st = cli_plan_predict(&o->req, o->sus_lo, o->sus_hi, o->workload,
+                          o->faults.n ? &o->faults : NULL);
   }
   for (uint32_t i = 0; i < n; i++) ts_plan_free(&rows[i]);
   free(rows);
@@ -289,7 +317,9 @@ int cli_plan(int argc, char **argv) {
   plan_opts o;
   memset(&o, 0, sizeof o);
   ts_plan_request_init(&o.req);
+  ts_faults_init(&o.faults);
   int rc = parse_opts(argc, argv, &o);
-  if (rc >= 0) return rc;
-  return o.sus_lo ? run_sweep(&o) : run_one(&o);
+  if (rc < 0) rc = o.sus_lo ? run_sweep(&o) : run_one(&o);
+  ts_faults_free(&o.faults);
+  return rc;
 }

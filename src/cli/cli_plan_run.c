@@ -16,15 +16,9 @@
 #include "cli/cli_plan_run.h"
 #include "topsim/ts_step.h"
 
-typedef struct size_row {
-  uint32_t sus, gpus, dp;
-  int ok;
-  double step_s, tokens_s, mfu;
-  char why[800];
-} size_row;
+typedef cli_plan_row size_row;
 
-/* Emits the plan into memory and loads it back as a topology. */
-static int plan_topo(const ts_plan_result *r, ts_topo **t, ts_diag *d) {
+int cli_plan_topo(const ts_plan_result *r, ts_topo **t, ts_diag *d) {
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
@@ -36,9 +30,8 @@ static int plan_topo(const ts_plan_result *r, ts_topo **t, ts_diag *d) {
   return rc;
 }
 
-/* Maps and runs one step of the workload on t with dp set to fill it. */
-static int step_on(const char *workload, const ts_topo *t, size_row *row,
-                   ts_diag *d) {
+int cli_plan_step(const char *workload, const ts_topo *t, ts_faults *faults,
+                  cli_plan_row *row, ts_diag *d) {
   ts_workload *w = NULL;
   ts_mapping *m = NULL;
   ts_step_result res;
@@ -66,6 +59,8 @@ static int step_on(const char *workload, const ts_topo *t, size_row *row,
   if (!rc) rc = ts_work_map(w, t, &m, d);
   ts_step_opts o;
   ts_step_opts_default(&o);
+  o.faults = faults;
+  if (!rc && faults) rc = ts_faults_resolve(faults, t, d);
   if (!rc) rc = ts_step_run(w, t, m, &o, &res, d);
   if (!rc) {
     row->ok = 1;
@@ -80,7 +75,7 @@ static int step_on(const char *workload, const ts_topo *t, size_row *row,
 }
 
 static void run_size(const ts_plan_request *req, const char *workload,
-                     size_row *row) {
+                     ts_faults *faults, size_row *row) {
   ts_plan_result r;
   ts_topo *t = NULL;
   ts_diag d;
@@ -88,10 +83,10 @@ static void run_size(const ts_plan_request *req, const char *workload,
   int rc = ts_plan_compute(req, &r, &d);
   if (!rc) {
     row->gpus = r.gpus;
-    rc = plan_topo(&r, &t, &d);
+    rc = cli_plan_topo(&r, &t, &d);
     ts_plan_free(&r);
   }
-  if (!rc) rc = step_on(workload, t, row, &d);
+  if (!rc) rc = cli_plan_step(workload, t, faults, row, &d);
   if (rc) snprintf(row->why, sizeof row->why, "%s", d.msg);
   ts_topo_free(t);
 }
@@ -115,7 +110,8 @@ static void print_rows(const size_row *rows, uint32_t n) {
 }
 
 int cli_plan_predict(const ts_plan_request *req_in, uint32_t sus_lo,
-                     uint32_t sus_hi, const char *workload) {
+                     uint32_t sus_hi, const char *workload,
+                     ts_faults *faults) {
   uint32_t n = sus_hi - sus_lo + 1;
   size_row *rows = calloc(n, sizeof *rows);
   if (!rows) return EX_OSERR;
@@ -125,7 +121,7 @@ int cli_plan_predict(const ts_plan_request *req_in, uint32_t sus_lo,
     rows[i].sus = sus_lo + i;
     req.nodes = rows[i].sus * req.nodes_per_su;
     req.gpus = 0;
-    run_size(&req, workload, &rows[i]);
+    run_size(&req, workload, faults, &rows[i]);
     ran += (uint32_t)rows[i].ok;
   }
   printf("workload %s, weak scaling (each data-parallel replica keeps its "
