@@ -220,10 +220,16 @@ int ts_coll_choose(const ts_coll_comm *m, ts_coll_op op, uint64_t bytes,
   int only_direct = op == TS_COLL_ALL_TO_ALL || op == TS_COLL_ALL_TO_ALLV ||
                     op == TS_COLL_SEND_RECV;
   double best = -1;
+  /* Under NCCL's structure, beyond two hosts NCCL leaves the flat ring for
+   * its tree (chain in the node, tree across nodes), which topsim does not
+   * lower: the hierarchical algorithm (intra-host reduce-scatter, per-rail
+   * inter-host all-reduce, intra-host all-gather) stands in for it. */
+  unsigned mask = prm->auto_mask;
+  if (coll_nccl(prm) && m->nhosts > 2) mask |= 1u << TS_COLL_HIER;
   for (int a = TS_COLL_RING; a < TS_COLL_ALGO_COUNT; a++) {
     if (prm->algo != TS_COLL_AUTO && a != (int)prm->algo) continue;
     if (prm->algo == TS_COLL_AUTO &&
-        (only_direct ? a != TS_COLL_DIRECT : !(prm->auto_mask & (1u << a))))
+        (only_direct ? a != TS_COLL_DIRECT : !(mask & (1u << a))))
       continue;
     for (int q = 0; q < TS_COLL_PROTO_COUNT; q++) {
       if (prm->proto != TS_COLL_PROTO_AUTO && q != (int)prm->proto) continue;
