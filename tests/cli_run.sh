@@ -24,10 +24,11 @@ grep -q "^step time" <<<"$out" && grep -q "pipeline bubble" <<<"$out" && ok \
 "$bin" run "$ex/gpt3-175b-1024-a100.yaml" --global-batch 16 --set layers=16 \
   >/dev/null && ok || note "gpt3 example failed"
 
-# DeepSeek-V3 on 2,048 H800 shrunk to 128 GPUs (EP 8, PP 2, DP 64), 2 layers.
+# DeepSeek-V3 on 2,048 H800 shrunk to 128 GPUs (EP 8, PP 2, DP 64), 4 layers,
+# DualPipe with 4 micro-batches (2 per direction), FP8 dispatch, node-limited.
 "$bin" run "$ex/deepseek-v3-moe.yaml" --pp 2 --ep 8 --dp 64 --set gpus=128 \
   --set layers=4 --set first_stage_layers=2 --set last_stage_layers=2 \
-  --global-batch 128 >/dev/null && ok || note "deepseek example failed"
+  --global-batch 256 >/dev/null && ok || note "deepseek example failed"
 
 "$bin" run "${llama[@]}" --json | python3 -c '
 import json, sys
@@ -38,7 +39,15 @@ b = d["breakdown"]
 total = b["compute_s"] + sum(b["exposed_s"].values()) + b["bubble_s"] + b["idle_s"]
 assert abs(total - d["step_time_s"]) < 1e-9 * max(1, total), (total, d["step_time_s"])
 assert d["counters"]["net_bytes_sent"] == d["counters"]["net_bytes_delivered"]
-' && ok || note "--json does not parse or does not add up"
+t = d["config"]["training"]
+assert t["schedule"] == "1f1b" and t["recompute"] == "selective", t
+assert t["zero_stage"] == 1 and t["dp_mode"] == "zero" and t["micro_batch"] == 1, t
+assert t["global_batch"] == 16 and d["config"]["model"]["attention"] == "causal"
+assert d["config"]["parallelism"]["tp"] == 8
+assert all(k in d["cross_node_bytes_mean"] for k in ("tp", "cp", "ep", "pp", "dp"))
+' && ok || note "--json does not parse, add up or echo the configuration"
+"$bin" run "${llama[@]}" | grep -q "^recipe  .*schedule=1f1b.*recompute=selective" \
+  && ok || note "text report names the recipe"
 
 "$bin" run "${llama[@]}" --trace "$tmp/t.json" --trace-ranks 0-7,8 >/dev/null \
   && python3 -c '

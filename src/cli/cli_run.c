@@ -2,6 +2,7 @@
  * every rank's operation graph on the engine (ts_step.h), then print the
  * breakdown (text or --json), optionally a Chrome/Perfetto trace, or just
  * the placement of every rank (--placement). */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,6 +132,8 @@ static int parse_opts(int argc, char **argv, run_opts *o) {
   }
   if (optind != argc - 1) return cli_usage_error("run", "expected one WORKLOAD file");
   o->file = argv[optind];
+  if (o->trace_ranks && !o->trace)
+    return cli_usage_error("run", "--trace-ranks needs --trace FILE");
   return 0;
 }
 
@@ -146,7 +149,23 @@ static int load(run_opts *o, ts_workload **w, ts_topo **t) {
   if (!topo)
     return cli_usage_error("run", "%s names no topology: give --topology FILE",
                            o->file);
-  return cli_load_topo(topo, t);
+  if (o->topology) return cli_load_topo(topo, t);
+  /* The file's `topology:` names it: a missing file is an error of the
+   * workload, at that line; an error inside the topology keeps its own
+   * position (that is where it is) and says who referred to it. */
+  rc = ts_topo_load_file(topo, t, &d);
+  if (!rc) return 0;
+  int line, col;
+  ts_workload_key_pos(*w, "topology", &line, &col);
+  char msg[sizeof d.msg], file[sizeof d.file];
+  snprintf(msg, sizeof msg, "%s", d.msg); /* ts_diag_set rewrites d */
+  snprintf(file, sizeof file, "%s", d.file);
+  if (rc == TS_ENOINPUT && !d.line)
+    ts_diag_set(&d, rc, o->file, line, col, "topology '%s': %s", topo, msg);
+  else
+    ts_diag_set(&d, rc, file, d.line, d.col, "%s (in the topology named at "
+                "%s:%d:%d)", msg, o->file, line, col);
+  return cli_fail(&d, rc);
 }
 
 static void print_placement(const ts_mapping *m, const ts_topo *t) {
@@ -236,14 +255,19 @@ static void print_stats(const ts_step_result *r, FILE *o) {
           (unsigned long long)r->net.solves);
 }
 
-static int write_trace(const run_opts *o, const ts_step_result *r,
-                       const ts_mapping *m, const ts_topo *t) {
+/* The trace file is opened before simulating (open_trace), so a bad path
+ * fails at once instead of after the whole run; written and closed here. */
+static FILE *open_trace(const run_opts *o) {
   FILE *f = fopen(o->trace, "w");
-  if (!f) {
-    fprintf(stderr, "topsim run: cannot write '%s'\n", o->trace);
-    return EX_IOERR;
-  }
+  if (!f) fprintf(stderr, "topsim run: error: cannot write '%s': %s\n", o->trace,
+                  strerror(errno));
+  return f;
+}
+
+static int write_trace(const run_opts *o, FILE *f, const ts_step_result *r,
+                       const ts_mapping *m, const ts_topo *t) {
   int rc = ts_report_step_trace(r, m, t, f);
+  if (fflush(f) || ferror(f)) rc = -1;
   if (fclose(f) || rc) {
     fprintf(stderr, "topsim run: writing '%s' failed\n", o->trace);
     return EX_IOERR;
@@ -265,17 +289,26 @@ static int simulate(run_opts *o, const ts_workload *w, const ts_mapping *m,
   }
   o->step.trace_ranks = ranks;
   o->step.ntrace_ranks = n;
+  FILE *tf = o->trace ? open_trace(o) : NULL;
+  if (o->trace && !tf) {
+    free(ranks);
+    return EX_IOERR;
+  }
   ts_step_result r;
   ts_diag d;
   ts_diag_clear(&d);
   int rc = ts_step_run(w, t, m, &o->step, &r, &d);
   free(ranks);
-  if (rc) return cli_fail(&d, rc);
+  if (rc) {
+    if (tf) fclose(tf);
+    return cli_fail(&d, rc);
+  }
   int st = o->json ? ts_report_step_json(&r, w, m, t, stdout)
                    : ts_report_step_text(&r, w, m, t, stdout);
   if (!st && o->stats) print_stats(&r, o->json ? stderr : stdout);
   int ex = st ? EX_IOERR : 0;
-  if (!ex && o->trace) ex = write_trace(o, &r, m, t);
+  if (!ex && tf) ex = write_trace(o, tf, &r, m, t);
+  else if (tf) fclose(tf);
   ts_step_result_free(&r);
   return ex;
 }

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "exec/exec.h"
+#include "topsim/ts_budget.h"
 
 enum { W_RUN, W_COMP, W_STREAM, W_RECV, W_DONE };
 
@@ -458,6 +459,8 @@ static int run(step_state *S) {
   if (S->trace.cap_samples)
     ts_sim_schedule(S->sim, S->trace.interval, on_sample, S, 0, NULL);
   if (!S->err) rc = ts_sim_run(S->sim);
+  if (rc == TS_ELIMIT && ts_sim_overrun(S->sim))
+    return ts_budget_refuse_run(S->d, ts_sim_overrun(S->sim));
   if (!rc) rc = S->err;
   if (!rc && !S->o->free_comm) rc = ts_exec_status(S->x, S->d);
   if (rc) {

@@ -37,9 +37,13 @@ int net_grow(void **arr, uint32_t *cap, uint32_t need, size_t sz) {
   return 0;
 }
 
+/* Saturates at NET_MAX_PS (2^62 ps, 53 days) instead of casting a double
+ * past 2^64 (undefined): now + the result cannot wrap while now is within
+ * the simulated-time budget, and the engine refuses the event as over it. */
 ts_time_ps net_ps_for_bytes(double bytes, double rate) {
   if (bytes <= 0) return 0;
   double x = bytes * 1e12 / rate;
+  if (!(x < (double)NET_MAX_PS)) return NET_MAX_PS; /* also NaN, rate 0 */
   double r = nearbyint(x);
   if (fabs(x - r) <= NET_EPS * x) return (ts_time_ps)r;
   return (ts_time_ps)ceil(x);
