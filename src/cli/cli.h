@@ -21,6 +21,9 @@ int cli_bench(int argc, char **argv);
 /* `topsim run`: predict one training step of a workload. */
 int cli_run(int argc, char **argv);
 
+/* `topsim sweep`: rank every parallel mapping of a workload. */
+int cli_sweep(int argc, char **argv);
+
 /* Prints a diagnostic as "file:line:col: error: msg" to stderr and returns
  * the sysexits status for code. */
 int cli_fail(const ts_diag *d, int code);
