@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "topsim/ts_coll_exec.h"
+#include "topsim/ts_exec.h"
 #include "topsim/ts_coll_run.h"
 
 static uint32_t host_gpus(const ts_topo *t, int32_t first, int32_t last,
@@ -143,38 +143,30 @@ static void on_done(void *ctx, uint64_t tag) {
  * finish time of the first. */
 static ts_time_ps concurrent(const ts_topo *t, const uint32_t *a,
                              const uint32_t *b, uint32_t n, uint64_t s) {
-  ts_sim *sim;
-  ts_route *rt;
-  ts_net *net;
-  ts_coll_exec *x;
+  ts_exec *x;
   ts_diag d;
-  assert_int_equal(ts_sim_new(&sim), 0);
-  assert_int_equal(ts_route_new(t, NULL, NULL, &rt, &d), 0);
-  assert_int_equal(ts_net_new(t, sim, NULL, &net), 0);
-  assert_int_equal(ts_coll_exec_new(t, sim, net, rt, &x), 0);
+  assert_int_equal(ts_exec_create(t, NULL, &x, &d), 0);
+  ts_sim *sim = ts_exec_sim(x);
   ts_coll_run_opts o = ring_simple();
-  ts_coll_params_from_topo(t, a[0], &o.params);
+  ts_exec_coll_params(x, a[0], &o.params);
   ts_coll_comm *ca, *cb;
   ts_coll_plan *pa, *pb = NULL;
   assert_int_equal(ts_coll_comm_from_topo(t, a, n, &ca), 0);
   assert_int_equal(ts_coll_comm_from_topo(t, b, n, &cb), 0);
   assert_int_equal(ts_coll_lower(ca, TS_COLL_ALL_REDUCE, s, &o.params, 0, &pa, &d), 0);
   two_done c = {sim, {0, 0}};
-  assert_int_equal(ts_coll_exec_start(x, pa, 0, on_done, &c, 0), 0);
+  assert_int_equal(ts_exec_coll_start(x, pa, 0, on_done, &c, 0), 0);
   if (b != a) {
     assert_int_equal(ts_coll_lower(cb, TS_COLL_ALL_REDUCE, s, &o.params, 0, &pb, &d), 0);
-    assert_int_equal(ts_coll_exec_start(x, pb, 0, on_done, &c, 1), 0);
+    assert_int_equal(ts_exec_coll_start(x, pb, 0, on_done, &c, 1), 0);
   }
   assert_int_equal(ts_sim_run(sim), 0);
-  assert_int_equal(ts_coll_exec_status(x, &d), 0);
+  assert_int_equal(ts_exec_status(x, &d), 0);
   ts_coll_plan_free(pa);
   ts_coll_plan_free(pb);
   ts_coll_comm_free(ca);
   ts_coll_comm_free(cb);
-  ts_coll_exec_free(x);
-  ts_net_free(net);
-  ts_route_free(rt);
-  ts_sim_free(sim);
+  ts_exec_free(x);
   return c.at[0];
 }
 
@@ -206,6 +198,67 @@ static void concurrent_share_spines(void **state) {
 /* Compact O(p) rings equal the step-by-step lowering within 1% on a fabric
  * run (uncongested: one DGX A100; congested: 32 nodes over the 4:1 spines),
  * and cost far fewer transfers. */
+/* NET links leaving host `host`'s backend NICs, into links[] (count). */
+static uint32_t host_nic_links(const ts_topo *t, int32_t host, uint32_t *links) {
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < ts_topo_node_count(t); i++) {
+    const ts_node *n = ts_topo_node(t, i);
+    if (n->host != host || n->kind != TS_NODE_NIC || n->plane == TS_NO_PLANE ||
+        ts_topo_plane(t, n->plane)->kind != TS_PLANE_BACKEND)
+      continue;
+    const uint32_t *adj = ts_topo_adj(t, i);
+    for (uint32_t j = 0; j < ts_topo_degree(t, i); j++)
+      if (ts_topo_link(t, adj[j] >> 1)->kind == TS_LINK_NET) links[k++] = adj[j] >> 1;
+  }
+  return k;
+}
+
+/* The chooser's bandwidths come from the built network. SuperPOD A100: a
+ * host's 8 backend NICs of 24 GB/s (achievable) serve 8 GPUs, bw_inter =
+ * 24 GB/s; NVLink 6 chips x 2 x 25 x 0.8 = 240 GB/s whether or not the
+ * network bundles the NVSwitch links. With host 0's NICs degraded to half,
+ * bw_inter = 12 GB/s; with one of them down too, (7 x 12 + 0) / 8 =
+ * 10.5 GB/s. Another host is unaffected. The nominal reading
+ * (ts_coll_params_from_topo) ignores the overlay. */
+static void chooser_reads_network(void **state) {
+  (void)state;
+  ts_topo *t = tu_load("topologies/superpod-a100-1su.yaml");
+  uint32_t g[16], nl[64];
+  assert_int_equal(host_gpus(t, 0, 1, -1, g), 16);
+  uint32_t k = host_nic_links(t, 0, nl);
+  assert_int_equal(k, 8);
+  ts_route_state *st;
+  assert_int_equal(ts_route_state_new(t, &st), 0);
+  ts_exec_opts eo;
+  ts_exec_opts_default(&eo);
+  eo.state = st;
+  ts_coll_params p, q, nominal;
+  ts_exec *x;
+  ts_diag d;
+  assert_int_equal(ts_exec_create(t, &eo, &x, &d), 0);
+  ts_exec_coll_params(x, g[0], &p);
+  assert_true(fabs(p.bw_inter / 24e9 - 1) < 1e-9);
+  assert_true(fabs(p.bw_intra / 240e9 - 1) < 1e-9);
+  ts_exec_free(x);
+  for (uint32_t i = 0; i < k; i++) ts_route_state_set(st, nl[i], 1, 0.5);
+  assert_int_equal(ts_exec_create(t, &eo, &x, &d), 0);
+  ts_exec_coll_params(x, g[0], &p);
+  ts_exec_coll_params(x, g[8], &q);
+  assert_true(fabs(p.bw_inter / 12e9 - 1) < 1e-9);
+  assert_true(fabs(q.bw_inter / 24e9 - 1) < 1e-9);
+  ts_exec_free(x);
+  ts_route_state_set(st, nl[0], 0, 0.5);
+  assert_int_equal(ts_exec_create(t, &eo, &x, &d), 0);
+  ts_exec_coll_params(x, g[0], &p);
+  assert_true(fabs(p.bw_inter / 10.5e9 - 1) < 1e-9);
+  ts_exec_free(x);
+  ts_coll_params_from_topo(t, g[0], &nominal);
+  assert_true(fabs(nominal.bw_inter / 24e9 - 1) < 1e-9);
+  assert_true(fabs(nominal.bw_intra / 240e9 - 1) < 1e-9);
+  ts_route_state_free(st);
+  ts_topo_free(t);
+}
+
 static void compact_matches_steps(void **state) {
   (void)state;
   ts_topo *t = tu_load("topologies/cluster-2tier-4to1.yaml");
@@ -228,6 +281,7 @@ int main(void) {
       cmocka_unit_test(ring_closed_form),      cmocka_unit_test(allgather_steps),
       cmocka_unit_test(hierarchical_nic_bound), cmocka_unit_test(alltoall_oversubscribed),
       cmocka_unit_test(concurrent_share_spines), cmocka_unit_test(compact_matches_steps),
+      cmocka_unit_test(chooser_reads_network),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -91,7 +91,7 @@ static void test_seed_tp_volume(void **st) {
     assert_int_equal(n, 48 * 4);
     uint32_t fwd = 0, bwd = 0;
     for (size_t i = 0; i < n; i++) {
-      assert_int_equal(c[i].kind, TS_COLL_ALLREDUCE);
+      assert_int_equal(c[i].kind, TS_COLL_ALL_REDUCE);
       assert_int_equal(c[i].group_kind, TS_GROUP_TP);
       assert_int_equal(c[i].group_size, 8);
       assert_int_equal(c[i].bytes, 64 * MIB);
@@ -434,7 +434,7 @@ static void test_moe_node_limited(void **st) {
   ts_work_comm_volume(c, n, &free_v);
   /* dispatch of one layer forward: 1024 tokens * 8 * 2048 B, 63/64 leave the
    * GPU, 56/64 the node */
-  assert_int_equal(c[0].kind, TS_COLL_ALLTOALL);
+  assert_int_equal(c[0].kind, TS_COLL_ALL_TO_ALL);
   assert_int_equal(c[0].bytes, 1024ull * 8 * 2048);
   assert_int_equal(c[0].sent, 1024ull * 8 * 2048 * 63 / 64);
   assert_int_equal(c[0].sent_cross_node, 1024ull * 8 * 2048 * 56 / 64);

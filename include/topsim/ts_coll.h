@@ -46,20 +46,10 @@
 
 #include <stdint.h>
 
+#include "topsim/ts_coll_op.h"
 #include "topsim/ts_error.h"
 #include "topsim/ts_units.h"
 
-typedef enum ts_coll_op {
-  TS_COLL_ALL_REDUCE,
-  TS_COLL_ALL_GATHER,
-  TS_COLL_REDUCE_SCATTER,
-  TS_COLL_BROADCAST,
-  TS_COLL_REDUCE,
-  TS_COLL_ALL_TO_ALL,
-  TS_COLL_ALL_TO_ALLV,
-  TS_COLL_SEND_RECV,
-  TS_COLL_OP_COUNT
-} ts_coll_op;
 
 typedef enum ts_coll_algo {
   TS_COLL_AUTO,   /* lowest predicted time among params.auto_mask */
@@ -211,7 +201,6 @@ int ts_coll_choose(const ts_coll_comm *comm, ts_coll_op op, uint64_t bytes,
                    const ts_coll_params *params, ts_coll_algo *algo,
                    ts_coll_proto *proto, double *seconds);
 
-const char *ts_coll_op_name(ts_coll_op op);
 const char *ts_coll_algo_name(ts_coll_algo a);
 const char *ts_coll_proto_name(ts_coll_proto p);
 

@@ -1,7 +1,7 @@
 /* ts_coll_run.h - one collective on a set of GPUs of a topology, run on a
  * fresh engine through routes and the network model: the library side of
- * `topsim bench --op all_reduce ...` and the bridge from topology to the
- * collective layer (communicator labels, cost-model bandwidths).
+ * `topsim bench --op all_reduce ...`, on a runtime built by ts_exec_create
+ * (ts_exec.h), with cost-model bandwidths read from the built network.
  *
  * Each run is independent and deterministic. Cost: lowering (O(transfers))
  * plus the engine run; compact rings keep a p-rank ring at O(p) flows. */
@@ -11,22 +11,11 @@
 #include <stdint.h>
 
 #include "topsim/ts_coll.h"
+#include "topsim/ts_exec.h"
 #include "topsim/ts_net.h"
 #include "topsim/ts_route.h"
 #include "topsim/ts_sim.h"
 #include "topsim/ts_topo.h"
-
-/* Communicator over GPU node ids gpus[0..n) with host labels from the
- * topology and NVLS declared for every host whose NVSwitch chips reduce
- * (TS_NODE_F_NVLS). TS_EUSAGE, TS_ENOMEM; caller frees *out. */
-int ts_coll_comm_from_topo(const ts_topo *t, const uint32_t *gpus, uint32_t n,
-                           ts_coll_comm **out);
-
-/* Fills the cost-model bandwidths of p from the topology as seen by the
- * first GPU: bw_intra = its NVLink bandwidth (sum over its NVLinks, or its
- * PCIe link without NVLink), bw_inter = its host's backend NIC bandwidth
- * divided by the host's GPUs, bw_nvls = bw_intra, hbm_bw = its HBM. */
-void ts_coll_params_from_topo(const ts_topo *t, uint32_t gpu, ts_coll_params *p);
 
 typedef struct ts_coll_run_opts {
   ts_coll_params params;    /* algorithm, protocol, channels, chunking... */

@@ -1,11 +1,13 @@
 /* ts_step.h - one training step predicted on the discrete-event engine.
  *
+ * The step is compiled by `work` into per-rank programs (ts_step_prog.h)
+ * and run here, on a runtime built by ts_exec_create (ts_exec.h).
  * Every rank of a mapped workload (ts_work.h) runs its own operation graph:
  * a compute stream (forward and backward per layer per micro-batch in the
  * pipeline schedule's order, then the optimizer) and one communication
  * stream per process group (TP, CP, EP, dense and expert gradients), plus
  * point-to-point pipeline sends. Collectives are lowered (ts_coll.h) and run
- * concurrently over the shared fabric (ts_coll_exec.h), so traffic of
+ * concurrently over the shared fabric (ts_exec.h), so traffic of
  * different groups contends on the same links. docs/model.md ("Step model")
  * describes streams, dependencies, schedules, overlap and the rendezvous.
  *
@@ -25,6 +27,7 @@
 #include <stdint.h>
 
 #include "topsim/ts_error.h"
+#include "topsim/ts_exec.h"
 #include "topsim/ts_net.h"
 #include "topsim/ts_route.h"
 #include "topsim/ts_sim.h"
@@ -48,6 +51,7 @@ enum { TS_STEP_STREAM_COMPUTE = 0, TS_STEP_STREAMS = 1 + TS_DIM_COUNT };
 typedef struct ts_step_opts {
   ts_net_config net;     /* fidelity (flow / chunk) */
   ts_route_opts route;   /* PXN or not */
+  const ts_route_state *state; /* failed / degraded links, or NULL */
   int free_comm;         /* 1: every collective and send takes zero time */
   uint32_t compact_min;  /* groups of at least this size run the compact
                             ring (O(p) flows); smaller ones ts_coll auto.
@@ -56,8 +60,8 @@ typedef struct ts_step_opts {
   uint32_t ntrace_ranks;       /* 0: record nothing */
 } ts_step_opts;
 
-/* Defaults: flow fidelity, PXN, real communication, compact_min 16, no
- * trace. */
+/* Defaults: flow fidelity, PXN, no failures, real communication,
+ * compact_min 8, no trace. */
 void ts_step_opts_default(ts_step_opts *o);
 
 /* Where one rank's step time went. compute + sum(exposed) + bubble + idle
@@ -115,7 +119,7 @@ typedef struct ts_step_result {
   double bytes_mean[TS_DIM_COUNT];       /* mean bytes sent per GPU */
   double cross_node_mean[TS_DIM_COUNT];  /* of which leaving the host */
   uint64_t collectives;       /* collective instances run */
-  uint64_t transfers, wire_bytes; /* ts_coll_exec counters */
+  uint64_t transfers, wire_bytes; /* ts_exec counters */
   ts_step_link top[TS_STEP_TOP_LINKS];
   uint32_t ntop;
   ts_net_stats net;

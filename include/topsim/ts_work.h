@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "topsim/ts_coll_op.h"
 #include "topsim/ts_error.h"
 #include "topsim/ts_topo.h"
 #include "topsim/ts_units.h"
@@ -84,15 +85,6 @@ typedef struct ts_op {
   ts_time_ps time;    /* max(flops / (peak*eff), bytes / (hbm_bw*eff)) */
 } ts_op;
 
-typedef enum ts_coll_kind {
-  TS_COLL_ALLREDUCE,
-  TS_COLL_ALLGATHER,
-  TS_COLL_REDUCESCATTER,
-  TS_COLL_ALLTOALL,
-  TS_COLL_SEND,       /* point-to-point to `peer` (pipeline) */
-  TS_COLL_KIND_COUNT
-} ts_coll_kind;
-
 /* One collective (or send) a rank takes part in. `bytes` is the size of the
  * tensor (all-reduce buffer; the full, gathered tensor for all-gather and
  * reduce-scatter; this rank's total input for all-to-all; the message for a
@@ -100,7 +92,8 @@ typedef enum ts_coll_kind {
  * all-reduce 2(p-1)/p*bytes, all-gather and reduce-scatter (p-1)/p*bytes,
  * all-to-all the part routed to other ranks, send = bytes. */
 typedef struct ts_comm_desc {
-  uint8_t kind;          /* ts_coll_kind */
+  uint8_t kind;          /* ts_coll_op: all_reduce, all_gather,
+                            reduce_scatter, all_to_all, send_recv */
   uint8_t group_kind;    /* ts_group */
   uint8_t phase;         /* ts_phase */
   uint8_t overlap;       /* 1: may overlap compute (tp_comm_overlap, ...) */
@@ -108,7 +101,7 @@ typedef struct ts_comm_desc {
   uint32_t group;        /* group id within group_kind */
   uint32_t group_size;
   int32_t layer;         /* global layer, -1 when not per layer */
-  int32_t peer;          /* TS_COLL_SEND: destination rank, else -1 */
+  int32_t peer;          /* TS_COLL_SEND_RECV: destination rank, else -1 */
   uint32_t repeat;       /* occurrences per step */
   uint64_t bytes;
   uint64_t sent;         /* bytes this rank sends per occurrence */
@@ -228,7 +221,6 @@ void ts_work_comm_volume(const ts_comm_desc *c, size_t n, ts_comm_volume *v);
 
 const char *ts_group_name(ts_group g);
 const char *ts_op_kind_name(ts_op_kind k);
-const char *ts_coll_kind_name(ts_coll_kind k);
 const char *ts_phase_name(ts_phase p);
 
 #endif

@@ -56,7 +56,7 @@ typedef struct ep_traffic {
 static uint64_t ring_ar(uint64_t s, uint32_t p) { return s * 2 * (p - 1) / p; }
 static uint64_t ring_ag(uint64_t s, uint32_t p) { return s * (p - 1) / p; }
 
-static ts_comm_desc *add(comm_list *L, ts_coll_kind k, ts_group g,
+static ts_comm_desc *add(comm_list *L, ts_coll_op k, ts_group g,
                          ts_phase ph, int32_t layer, uint64_t bytes,
                          uint64_t sent) {
   if (L->fail) return NULL;
@@ -95,11 +95,11 @@ static void tp_layer(comm_list *L, int32_t layer, ts_phase ph) {
   for (int blk = 0; blk < 2; blk++) { /* attention, MLP */
     ts_comm_desc *x[2] = {NULL, NULL};
     if (c->sequence_parallel) {
-      x[0] = add(L, TS_COLL_ALLGATHER, TS_GROUP_TP, ph, layer, S, ring_ag(S, p));
-      x[1] = add(L, TS_COLL_REDUCESCATTER, TS_GROUP_TP, ph, layer, S,
+      x[0] = add(L, TS_COLL_ALL_GATHER, TS_GROUP_TP, ph, layer, S, ring_ag(S, p));
+      x[1] = add(L, TS_COLL_REDUCE_SCATTER, TS_GROUP_TP, ph, layer, S,
                  ring_ag(S, p));
     } else {
-      x[0] = add(L, TS_COLL_ALLREDUCE, TS_GROUP_TP, ph, layer, S, ring_ar(S, p));
+      x[0] = add(L, TS_COLL_ALL_REDUCE, TS_GROUP_TP, ph, layer, S, ring_ar(S, p));
     }
     for (int i = 0; i < 2; i++)
       if (x[i]) x[i]->overlap = c->tp_comm_overlap;
@@ -111,11 +111,11 @@ static void cp_layer(comm_list *L, int32_t layer, ts_phase ph) {
   uint32_t p = c->cp;
   uint64_t S = 2ull * c->micro_batch * c->seq_len * c->kv_heads *
                c->head_dim / c->tp * 2;
-  ts_comm_desc *x = add(L, TS_COLL_ALLGATHER, TS_GROUP_CP, ph, layer, S,
+  ts_comm_desc *x = add(L, TS_COLL_ALL_GATHER, TS_GROUP_CP, ph, layer, S,
                         ring_ag(S, p));
   if (x) x->overlap = 1;
   if (ph == TS_PHASE_BWD &&
-      (x = add(L, TS_COLL_REDUCESCATTER, TS_GROUP_CP, ph, layer, S,
+      (x = add(L, TS_COLL_REDUCE_SCATTER, TS_GROUP_CP, ph, layer, S,
                ring_ag(S, p))))
     x->overlap = 1;
 }
@@ -182,7 +182,7 @@ static void ep_layer(comm_list *L, const ep_traffic *e, int32_t layer,
   bool bwd = ph == TS_PHASE_BWD;
   for (int i = 0; i < 2; i++) {
     bool disp = (i == 0) != bwd;
-    ts_comm_desc *x = add(L, TS_COLL_ALLTOALL, TS_GROUP_EP, ph, layer,
+    ts_comm_desc *x = add(L, TS_COLL_ALL_TO_ALL, TS_GROUP_EP, ph, layer,
                           e->bytes, disp ? e->disp : e->comb);
     if (x) x->sent_cross_node = disp ? e->disp_cross : e->comb_cross;
   }
@@ -209,7 +209,7 @@ static void pp_send(comm_list *L, uint32_t to_stage, ts_phase ph) {
                c->tp;
   uint32_t peer = ts_mapping_group_member(L->m, TS_GROUP_PP,
                                           L->lb->group[TS_GROUP_PP], to_stage);
-  ts_comm_desc *x = add(L, TS_COLL_SEND, TS_GROUP_PP, ph, -1, S, S);
+  ts_comm_desc *x = add(L, TS_COLL_SEND_RECV, TS_GROUP_PP, ph, -1, S, S);
   if (!x) return;
   x->peer = (int32_t)peer;
   if (L->m->labels[peer].host != L->lb->host) x->sent_cross_node = S;
@@ -227,14 +227,14 @@ static void pp_comm(comm_list *L) {
 }
 
 /* Buckets of `total` bytes: one descriptor per bucket. */
-static void buckets(comm_list *L, ts_coll_kind k, ts_group g, ts_phase ph,
+static void buckets(comm_list *L, ts_coll_op k, ts_group g, ts_phase ph,
                     double total, bool per_mb) {
   const work_cfg *c = L->c;
   uint32_t p = L->m->size[g];
   uint64_t left = (uint64_t)llround(total), bsz = c->dp_bucket;
   while (left > 0 && p > 1) {
     uint64_t sz = left < bsz ? left : bsz;
-    uint64_t sent = k == TS_COLL_ALLREDUCE ? ring_ar(sz, p) : ring_ag(sz, p);
+    uint64_t sent = k == TS_COLL_ALL_REDUCE ? ring_ar(sz, p) : ring_ag(sz, p);
     ts_comm_desc *x = add(L, k, g, ph, -1, sz, sent);
     if (!x) return;
     x->overlap = c->dp_overlap;
@@ -255,16 +255,16 @@ static void dp_comm(comm_list *L) {
     ts_group g = gk[i];
     if (params[i] <= 0) continue;
     if (c->zero_stage == 0) {
-      buckets(L, TS_COLL_ALLREDUCE, g, TS_PHASE_BWD, params[i] * gb, false);
+      buckets(L, TS_COLL_ALL_REDUCE, g, TS_PHASE_BWD, params[i] * gb, false);
       continue;
     }
-    buckets(L, TS_COLL_REDUCESCATTER, g, TS_PHASE_BWD, params[i] * gb,
+    buckets(L, TS_COLL_REDUCE_SCATTER, g, TS_PHASE_BWD, params[i] * gb,
             c->zero_stage >= 2);
     if (c->zero_stage >= 3) {
-      buckets(L, TS_COLL_ALLGATHER, g, TS_PHASE_FWD, params[i] * 2, true);
-      buckets(L, TS_COLL_ALLGATHER, g, TS_PHASE_BWD, params[i] * 2, true);
+      buckets(L, TS_COLL_ALL_GATHER, g, TS_PHASE_FWD, params[i] * 2, true);
+      buckets(L, TS_COLL_ALL_GATHER, g, TS_PHASE_BWD, params[i] * 2, true);
     } else {
-      buckets(L, TS_COLL_ALLGATHER, g, TS_PHASE_STEP, params[i] * 2, false);
+      buckets(L, TS_COLL_ALL_GATHER, g, TS_PHASE_STEP, params[i] * 2, false);
     }
   }
 }

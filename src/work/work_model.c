@@ -239,12 +239,6 @@ const char *ts_op_kind_name(ts_op_kind k) {
   return (unsigned)k < TS_OP_KIND_COUNT ? n[k] : "?";
 }
 
-const char *ts_coll_kind_name(ts_coll_kind k) {
-  static const char *const n[] = {"all_reduce", "all_gather", "reduce_scatter",
-                                  "all_to_all", "send"};
-  return (unsigned)k < TS_COLL_KIND_COUNT ? n[k] : "?";
-}
-
 const char *ts_phase_name(ts_phase p) {
   static const char *const n[] = {"fwd", "bwd", "recompute", "step"};
   return (unsigned)p < TS_PHASE_COUNT ? n[p] : "?";

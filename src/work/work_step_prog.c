@@ -130,13 +130,10 @@ static uint32_t ordinal(builder *B, uint32_t g, uint32_t at) {
   return p->nords[g]++;
 }
 
+/* Descriptors say all_to_all; the step runs it as all_to_allv, since EP
+ * groups carry a per-pair matrix (routing skew, node-limited routing). */
 static ts_coll_op coll_op(uint8_t kind) {
-  switch (kind) {
-  case TS_COLL_ALLGATHER: return TS_COLL_ALL_GATHER;
-  case TS_COLL_REDUCESCATTER: return TS_COLL_REDUCE_SCATTER;
-  case TS_COLL_ALLTOALL: return TS_COLL_ALL_TO_ALLV;
-  default: return TS_COLL_ALL_REDUCE;
-  }
+  return kind == TS_COLL_ALL_TO_ALL ? TS_COLL_ALL_TO_ALLV : (ts_coll_op)kind;
 }
 
 static void wait_for(builder *B, uint32_t g, uint32_t ord) {
@@ -246,7 +243,7 @@ static void emit_block(builder *B, const uint32_t *idx, uint32_t n,
                        layer_descs *L, ts_phase ph, bool attn) {
   if (!n) return;
   bool bwd = ph == TS_PHASE_BWD;
-  if (L->itp < L->ntp && L->tp[L->itp]->kind == TS_COLL_ALLGATHER)
+  if (L->itp < L->ntp && L->tp[L->itp]->kind == TS_COLL_ALL_GATHER)
     coll(B, L->tp[L->itp++], 0);
   uint32_t cp_ord = 0;
   bool cp_wait = false, ep_started = false;
@@ -299,7 +296,7 @@ static void emit_layer(builder *B, uint32_t layer, ts_phase ph) {
 
 static uint64_t pp_bytes(const builder *B) {
   for (size_t i = 0; i < B->ndescs; i++)
-    if (B->descs[i].kind == TS_COLL_SEND) return B->descs[i].bytes;
+    if (B->descs[i].kind == TS_COLL_SEND_RECV) return B->descs[i].bytes;
   return 0;
 }
 
@@ -363,7 +360,7 @@ static void fwd_unit(builder *B, uint32_t ch, uint32_t mb) {
   B->micro = (int)mb;
   bool pipe = B->pp > 1; /* pp = 1 with chunks: activations stay local */
   if (pipe && g > 0) recv(B, 0, ch, mb);
-  if (ch == 0) dp_per_mb(B, TS_PHASE_FWD, TS_COLL_ALLGATHER, true);
+  if (ch == 0) dp_per_mb(B, TS_PHASE_FWD, TS_COLL_ALL_GATHER, true);
   if (g == 0) comp(B, B->edge[0][0], TS_PHASE_FWD, -1);
   work_stage_layers(B->c, B->stage, ch, &first, &count);
   for (uint32_t l = first; l < first + count; l++)
@@ -379,7 +376,7 @@ static void bwd_unit(builder *B, uint32_t ch, uint32_t mb) {
   B->micro = (int)mb;
   bool pipe = B->pp > 1;
   if (pipe && g + 1 < B->pp * B->v) recv(B, 1, ch, mb);
-  if (ch + 1 == B->v) dp_per_mb(B, TS_PHASE_BWD, TS_COLL_ALLGATHER, true);
+  if (ch + 1 == B->v) dp_per_mb(B, TS_PHASE_BWD, TS_COLL_ALL_GATHER, true);
   if (g + 1 == B->pp * B->v) comp(B, B->edge[1][1], TS_PHASE_BWD, -1);
   work_stage_layers(B->c, B->stage, ch, &first, &count);
   for (uint32_t l = first + count; l-- > first;) {
@@ -393,7 +390,7 @@ static void bwd_unit(builder *B, uint32_t ch, uint32_t mb) {
   if (g == 0) comp(B, B->edge[0][1], TS_PHASE_BWD, -1);
   flush_waits(B, true);
   if (pipe && g > 0) send(B, 1, ch, mb);
-  if (ch == 0) dp_per_mb(B, TS_PHASE_BWD, TS_COLL_REDUCESCATTER, false);
+  if (ch == 0) dp_per_mb(B, TS_PHASE_BWD, TS_COLL_REDUCE_SCATTER, false);
 }
 
 /* Unit k of the forward (bwd = 0) or backward order. */
@@ -483,7 +480,7 @@ static int index_descs(builder *B) {
       range *r = &B->dr[(uint32_t)x->layer * TS_PHASE_COUNT + x->phase];
       if (!r->count) r->first = (uint32_t)i;
       r->count++;
-    } else if (x->kind == TS_COLL_SEND) {
+    } else if (x->kind == TS_COLL_SEND_RECV) {
       continue;
     } else if (x->per_microbatch) {
       B->per_mb[B->nper_mb++] = (uint32_t)i;

@@ -1,12 +1,13 @@
-/* coll_p2p.c - point-to-point patterns over route + net (see ts_p2p.h).
+/* exec_p2p.c - point-to-point patterns over route + net (see ts_p2p.h).
  *
- * Every run builds its own engine, router and network model, so runs never
+ * Every run builds its own runtime (ts_exec_create), so runs never
  * share state and a size sweep is a loop of independent, deterministic
  * runs. Paths are routed once per pair per run: O(pairs x path length). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll/coll_path.h"
+#include "exec/exec_path.h"
+#include "topsim/ts_exec.h"
 #include "topsim/ts_p2p.h"
 
 static int pairs_alloc(ts_p2p_pairs *p, uint32_t count) {
@@ -131,25 +132,16 @@ static int start_pair(const ts_topo *t, ts_route *rt, ts_net *net,
                       uint64_t flow, uint64_t bytes, ts_path *paths,
                       uint32_t cap, p2p_run *run, ts_diag *d) {
   uint32_t k = 1;
-  int rc = coll_path_route(t, net, rt, src, dst, flow, o->spray, paths, cap, &k, d);
+  int rc = exec_path_route(t, net, rt, src, dst, flow, o->spray, paths, cap, &k, d);
   if (rc) return rc;
   ts_time_ps alpha = o->alpha_ps >= 0 ? (ts_time_ps)o->alpha_ps
-                                      : coll_path_alpha(t, &paths[0]);
-  rc = coll_path_send(net, paths, k, bytes, alpha, on_done, run, flow);
+                                      : exec_path_alpha(t, &paths[0]);
+  rc = exec_path_send(net, paths, k, bytes, alpha, on_done, run, flow);
   if (rc)
     ts_diag_set(d, rc, NULL, 0, 0, "cannot send from '%s' to '%s': %s",
                 ts_topo_node_name(t, src), ts_topo_node_name(t, dst),
                 ts_strerror(rc));
   return rc;
-}
-
-/* Applies the failure overlay's link factors to the network model. */
-static int apply_state(const ts_topo *t, ts_net *net, const ts_route_state *s) {
-  for (uint32_t l = 0; s && l < ts_topo_link_count(t); l++) {
-    double f = ts_route_link_up(s, l) ? ts_route_link_factor(s, l) : 0.0;
-    if (f != 1.0 && ts_net_set_link_factor(net, l, f)) return TS_EINVALID;
-  }
-  return 0;
 }
 
 static int run_pairs(const ts_topo *t, const ts_p2p_pairs *pairs,
@@ -158,11 +150,11 @@ static int run_pairs(const ts_topo *t, const ts_p2p_pairs *pairs,
                      ts_diag *d) {
   p2p_run run = {sim, 0, 0, 0};
   /* ECMP still needs room to stripe over NVSwitch chips. */
-  uint32_t npaths = o->spray ? o->spray : COLL_PATH_STRIPES;
+  uint32_t npaths = o->spray ? o->spray : EXEC_PATH_STRIPES;
   if (npaths > TS_ROUTE_MAX_PATHS) npaths = TS_ROUTE_MAX_PATHS;
   ts_path *paths = malloc((size_t)npaths * sizeof *paths);
   if (!paths) return ts_diag_set(d, TS_ENOMEM, NULL, 0, 0, "out of memory");
-  int rc = apply_state(t, net, o->state);
+  int rc = 0;
   for (uint32_t i = 0; !rc && i < pairs->count; i++)
     rc = start_pair(t, rt, net, o, pairs->src[i], pairs->dst[i], i, bytes,
                     paths, npaths, &run, d);
@@ -186,18 +178,12 @@ int ts_p2p_run(const ts_topo *t, const ts_p2p_pairs *pairs, uint64_t bytes,
   if (o->spray > TS_ROUTE_MAX_PATHS)
     return ts_diag_set(d, TS_EUSAGE, NULL, 0, 0, "spray over at most %d paths",
                        TS_ROUTE_MAX_PATHS);
-  ts_sim *sim = NULL;
-  ts_route *rt = NULL;
-  ts_net *net = NULL;
-  int rc = ts_sim_new(&sim);
-  if (!rc) rc = ts_route_new(t, &o->route, o->state, &rt, d);
-  ts_net_config nc = o->net;
-  nc.bundle_nvswitch &= coll_path_bundle_ok(t, o->state);
-  if (!rc) rc = ts_net_new(t, sim, &nc, &net);
-  if (!rc) rc = run_pairs(t, pairs, bytes, o, sim, rt, net, out, d);
-  else if (rc == TS_ENOMEM) ts_diag_set(d, rc, NULL, 0, 0, "out of memory");
-  ts_net_free(net);
-  ts_route_free(rt);
-  ts_sim_free(sim);
+  ts_exec_opts eo = {o->net, o->route, o->state};
+  ts_exec *x = NULL;
+  int rc = ts_exec_create(t, &eo, &x, d);
+  if (!rc)
+    rc = run_pairs(t, pairs, bytes, o, ts_exec_sim(x), ts_exec_route(x),
+                   ts_exec_net(x), out, d);
+  ts_exec_free(x);
   return rc;
 }

@@ -1,9 +1,9 @@
-/* coll_path.c - path sets for point-to-point and collective transfers
- * (see coll_path.h). */
+/* exec_path.c - path sets for point-to-point and collective transfers
+ * (see exec_path.h). */
 #include <stdbool.h>
 #include <string.h>
 
-#include "coll/coll_path.h"
+#include "exec/exec_path.h"
 
 static bool crosses_nvswitch(const ts_topo *t, const ts_path *p) {
   for (uint32_t i = 0; i < p->len; i++)
@@ -70,7 +70,7 @@ static int onto_bundle(const ts_topo *t, const ts_net *net, ts_path *p) {
   return 1;
 }
 
-int coll_path_bundle_ok(const ts_topo *t, const ts_route_state *state) {
+int exec_path_bundle_ok(const ts_topo *t, const ts_route_state *state) {
   for (uint32_t l = 0; state && l < ts_topo_link_count(t); l++)
     if (ts_topo_link(t, l)->kind == TS_LINK_NVLINK &&
         (!ts_route_link_up(state, l) || ts_route_link_factor(state, l) != 1.0))
@@ -78,7 +78,7 @@ int coll_path_bundle_ok(const ts_topo *t, const ts_route_state *state) {
   return 1;
 }
 
-int coll_path_route(const ts_topo *t, const ts_net *net, ts_route *rt,
+int exec_path_route(const ts_topo *t, const ts_net *net, ts_route *rt,
                     uint32_t src, uint32_t dst, uint64_t flow, uint32_t spray,
                     ts_path *paths, uint32_t cap, uint32_t *k, ts_diag *d) {
   if (spray) return ts_route_paths(rt, src, dst, flow, spray < cap ? spray : cap,
@@ -89,11 +89,11 @@ int coll_path_route(const ts_topo *t, const ts_net *net, ts_route *rt,
     return 0;
   /* The router enumerates its first choice fastest, and the NVSwitch hop
    * comes first on the path, so a small cap covers every chip. */
-  uint32_t stripes = cap < COLL_NVSWITCH_STRIPES ? cap : COLL_NVSWITCH_STRIPES;
+  uint32_t stripes = cap < EXEC_NVSWITCH_STRIPES ? cap : EXEC_NVSWITCH_STRIPES;
   return rc ? rc : stripe(t, rt, src, dst, flow, paths, stripes, k, d);
 }
 
-uint32_t coll_path_nvswitch(const ts_topo *t, const ts_net *net, uint32_t gpu,
+uint32_t exec_path_nvswitch(const ts_topo *t, const ts_net *net, uint32_t gpu,
                             uint32_t switch_node, int to_gpu, ts_path *paths,
                             uint32_t cap) {
   uint32_t rep = ts_net_nvswitch_bundle(net, gpu);
@@ -124,15 +124,15 @@ static double path_bottleneck(const ts_net *net, const ts_path *p) {
   return b > 0 ? b : 1.0; /* a down link: any weight, the send will fail */
 }
 
-int coll_path_send(ts_net *net, const ts_path *paths, uint32_t k,
+int exec_path_send(ts_net *net, const ts_path *paths, uint32_t k,
                    uint64_t bytes, ts_time_ps alpha, ts_net_done_fn fn,
                    void *ctx, uint64_t tag) {
   if (k == 1)
     return ts_net_send(net, paths[0].dir, paths[0].len, bytes, alpha, fn, ctx, tag);
-  const uint32_t *dirs[COLL_PATH_STRIPES];
-  uint32_t hops[COLL_PATH_STRIPES];
-  double w[COLL_PATH_STRIPES];
-  if (k > COLL_PATH_STRIPES) k = COLL_PATH_STRIPES;
+  const uint32_t *dirs[EXEC_PATH_STRIPES];
+  uint32_t hops[EXEC_PATH_STRIPES];
+  double w[EXEC_PATH_STRIPES];
+  if (k > EXEC_PATH_STRIPES) k = EXEC_PATH_STRIPES;
   int uneven = 0;
   for (uint32_t i = 0; i < k; i++) {
     dirs[i] = paths[i].dir;
@@ -146,7 +146,7 @@ int coll_path_send(ts_net *net, const ts_path *paths, uint32_t k,
                               alpha, fn, ctx, tag);
 }
 
-ts_time_ps coll_path_alpha(const ts_topo *t, const ts_path *p) {
+ts_time_ps exec_path_alpha(const ts_topo *t, const ts_path *p) {
   ts_time_ps a = 0;
   for (uint32_t i = 0; i < p->len; i++) {
     const ts_link *l = ts_topo_link(t, p->dir[i] >> 1);

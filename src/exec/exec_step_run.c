@@ -1,6 +1,8 @@
-/* work_step_run.c - one training step on the engine (ts_step.h).
+/* exec_step_run.c - one training step on the engine (ts_step.h).
  *
- * Each rank is a small state machine over its program (work_step_prog.c):
+ * The step is compiled by `work` (ts_step_compile) into one program per
+ * (pipeline stage, EP index); this file runs them on a runtime built by
+ * ts_exec_create. Each rank is a small state machine over its program:
  * it runs instructions until one must wait (a compute segment's end, a
  * collective not completed yet, a pipeline message not delivered yet), and
  * resumes from the event that ends the wait. Nothing is allocated per
@@ -24,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "work/work_step.h"
+#include "exec/exec.h"
 
 enum { W_RUN, W_COMP, W_STREAM, W_RECV, W_DONE };
 
@@ -41,7 +43,7 @@ typedef struct step_stream {
 } step_stream;
 
 typedef struct step_rank {
-  const step_prog *prog;
+  const ts_step_prog *prog;
   uint32_t pc, msg_base;
   uint8_t wait;
   ts_time_ps since, finish;
@@ -57,20 +59,17 @@ typedef struct step_msg {
 typedef struct step_state {
   const ts_topo *t;
   const ts_mapping *m;
-  const work_cfg *c;
   const ts_step_opts *o;
+  ts_exec *x;
   ts_sim *sim;
-  ts_route *rt;
   ts_net *net;
-  ts_coll_exec *x;
-  step_colls colls;
-  step_prog *progs; /* [stage * ep + ep index] */
-  uint32_t nprogs;
+  exec_colls colls;
+  ts_step_progs sp;
   step_rank *rank;
   step_msg *msg;
   uint32_t nranks, finished, v, mb;
-  const step_ins **scratch; /* member instructions of one instance */
-  step_trace trace;
+  const ts_step_ins **scratch; /* member instructions of one instance */
+  exec_trace trace;
   ts_step_result *res;
   double hbm_bw;
   int err;
@@ -102,9 +101,9 @@ static void at_now(step_state *S, uint64_t tag) {
 
 /* ---- collectives ---------------------------------------------------- */
 
-static const step_ins *stream_ins(const step_state *S, uint32_t r, uint32_t g,
+static const ts_step_ins *stream_ins(const step_state *S, uint32_t r, uint32_t g,
                                   uint32_t ord) {
-  const step_prog *p = S->rank[r].prog;
+  const ts_step_prog *p = S->rank[r].prog;
   return &p->ins[p->ords[g][ord]];
 }
 
@@ -121,15 +120,15 @@ static void coll_start(step_state *S, uint32_t g, uint32_t id) {
     S->scratch[i] = stream_ins(S, q, g, S->rank[q].st[g].arrived - 1);
   }
   ts_coll_plan *plan = NULL;
-  int rc = step_colls_plan(&S->colls, (ts_group)g, id, S->scratch, &plan, S->d);
-  if (!rc) rc = ts_coll_exec_start(S->x, plan, S->hbm_bw, on_exec_done, S, tag);
+  int rc = exec_colls_plan(&S->colls, (ts_group)g, id, S->scratch, &plan, S->d);
+  if (!rc) rc = ts_exec_coll_start(S->x, plan, S->hbm_bw, on_exec_done, S, tag);
   if (rc) fail(S, rc);
 }
 
 static void group_arrive(step_state *S, uint32_t r, uint32_t g) {
   uint32_t id = label(S, r)->group[g];
-  step_group *G = &S->colls.groups[g][id];
-  const step_ins *in = stream_ins(S, r, g, S->rank[r].st[g].arrived - 1);
+  exec_group *G = &S->colls.groups[g][id];
+  const ts_step_ins *in = stream_ins(S, r, g, S->rank[r].st[g].arrived - 1);
   if (G->arrived == 0) G->op = in->kind;
   else if (G->op != in->kind) {
     ts_diag_set(S->d, TS_EINTERNAL, NULL, 0, 0, "rank %u joins %s group %u "
@@ -168,9 +167,9 @@ static void coll_done(step_state *S, uint32_t g, uint32_t id) {
   for (uint32_t i = 0; i < n; i++) {
     uint32_t q = ts_mapping_group_member(S->m, (ts_group)g, id, i);
     step_stream *st = &S->rank[q].st[g];
-    const step_ins *in = stream_ins(S, q, g, st->done);
+    const ts_step_ins *in = stream_ins(S, q, g, st->done);
     st->done++;
-    step_trace_add(&S->trace, q, (uint8_t)(1 + step_dim_of(g)), in->kind,
+    exec_trace_add(&S->trace, q, (uint8_t)(1 + exec_dim_of(g)), in->kind,
                    (uint16_t)g, in->layer, in->micro, st->arrive_t,
                    now - st->arrive_t);
   }
@@ -180,15 +179,15 @@ static void coll_done(step_state *S, uint32_t g, uint32_t id) {
     uint32_t q = ts_mapping_group_member(S->m, (ts_group)g, id, i);
     step_rank *R = &S->rank[q];
     if (R->wait != W_STREAM) continue;
-    const step_ins *w = &R->prog->ins[R->pc];
+    const ts_step_ins *w = &R->prog->ins[R->pc];
     if (w->group != g || R->st[g].done <= w->ord) continue;
-    resume(S, q, &R->bd.exposed[step_dim_of(g)], now - R->since);
+    resume(S, q, &R->bd.exposed[exec_dim_of(g)], now - R->since);
   }
 }
 
 /* ---- pipeline messages ---------------------------------------------- */
 
-static void pp_send(step_state *S, uint32_t r, const step_ins *in) {
+static void pp_send(step_state *S, uint32_t r, const ts_step_ins *in) {
   const ts_rank_label *lb = label(S, r);
   uint32_t peer = ts_mapping_group_member(S->m, TS_GROUP_PP,
                                           lb->group[TS_GROUP_PP], in->peer);
@@ -201,9 +200,9 @@ static void pp_send(step_state *S, uint32_t r, const step_ins *in) {
     return;
   }
   ts_coll_plan *plan = NULL;
-  int rc = step_colls_pp_plan(&S->colls, r, in->kind, peer, in->val, &plan,
+  int rc = exec_colls_pp_plan(&S->colls, r, in->kind, peer, in->val, &plan,
                               S->d);
-  if (!rc) rc = ts_coll_exec_start(S->x, plan, S->hbm_bw, on_exec_done, S, tag);
+  if (!rc) rc = ts_exec_coll_start(S->x, plan, S->hbm_bw, on_exec_done, S, tag);
   if (rc) fail(S, rc);
 }
 
@@ -212,7 +211,7 @@ static void pp_deliver(step_state *S, uint32_t r, uint32_t slot) {
   step_msg *msg = &S->msg[R->msg_base + slot];
   ts_time_ps now = ts_sim_now(S->sim);
   msg->state = 2;
-  step_trace_add(&S->trace, r, 1 + TS_DIM_PP, TS_COLL_SEND_RECV,
+  exec_trace_add(&S->trace, r, 1 + TS_DIM_PP, TS_COLL_SEND_RECV,
                  TS_GROUP_PP, -1, (int32_t)(slot % S->mb), msg->sent_at,
                  now - msg->sent_at);
   if (R->wait != W_RECV || R->prog->ins[R->pc].ord != slot) return;
@@ -223,7 +222,7 @@ static void pp_deliver(step_state *S, uint32_t r, uint32_t slot) {
 
 /* ---- the compute stream --------------------------------------------- */
 
-static void account(step_state *S, uint32_t r, const step_ins *in,
+static void account(step_state *S, uint32_t r, const ts_step_ins *in,
                     uint32_t dim, bool cross) {
   S->res->rank_bytes[(size_t)r * TS_DIM_COUNT + dim] += in->sent;
   S->res->cross_node_mean[dim] += cross ? (double)in->sent : (double)in->cross;
@@ -233,28 +232,28 @@ static void account(step_state *S, uint32_t r, const step_ins *in,
  * registering that wait, or when the program ends. */
 static void rank_run(step_state *S, uint32_t r) {
   step_rank *R = &S->rank[r];
-  const step_prog *P = R->prog;
+  const ts_step_prog *P = R->prog;
   ts_time_ps now = ts_sim_now(S->sim);
   while (R->pc < P->n && !S->err) {
-    const step_ins *in = &P->ins[R->pc];
+    const ts_step_ins *in = &P->ins[R->pc];
     switch (in->op) {
-    case SI_COMP:
+    case TS_SI_COMP:
       R->pc++;
       if (!in->val) break;
       R->bd.compute += in->val;
       R->wait = W_COMP;
-      step_trace_add(&S->trace, r, TS_STEP_STREAM_COMPUTE, in->kind,
+      exec_trace_add(&S->trace, r, TS_STEP_STREAM_COMPUTE, in->kind,
                      in->chunk, in->layer, in->micro, now, in->val);
       if (ts_sim_schedule_in(S->sim, in->val, on_event, S, TAG_COMP | r, NULL))
         fail(S, TS_ELIMIT);
       return;
-    case SI_COLL:
+    case TS_SI_COLL:
       R->pc++;
-      account(S, r, in, step_dim_of(in->group), false);
+      account(S, r, in, exec_dim_of(in->group), false);
       R->st[in->group].issued++;
       stream_kick(S, r, in->group);
       break;
-    case SI_WAIT:
+    case TS_SI_WAIT:
       if (R->st[in->group].done > in->ord) {
         R->pc++;
         break;
@@ -262,7 +261,7 @@ static void rank_run(step_state *S, uint32_t r) {
       R->wait = W_STREAM;
       R->since = now;
       return;
-    case SI_SEND: {
+    case TS_SI_SEND: {
       R->pc++;
       uint32_t peer = ts_mapping_group_member(S->m, TS_GROUP_PP,
                                               label(S, r)->group[TS_GROUP_PP],
@@ -271,7 +270,7 @@ static void rank_run(step_state *S, uint32_t r) {
       pp_send(S, r, in);
       break;
     }
-    case SI_RECV:
+    case TS_SI_RECV:
       if (S->msg[R->msg_base + in->ord].state == 2) {
         R->pc++;
         break;
@@ -302,37 +301,6 @@ static void on_exec_done(void *ctx, uint64_t tag) {
 
 /* ---- setup ------------------------------------------------------------ */
 
-static const ts_gpu_model *gpu_model(const step_state *S) {
-  if (!S->nranks) return NULL;
-  return ts_topo_gpu_model(S->t, ts_topo_node(S->t, label(S, 0)->gpu)->model);
-}
-
-/* One program per (stage, EP index), from the first rank that has it. */
-static int build_progs(step_state *S, const ts_workload *w) {
-  uint32_t ep = S->c->ep;
-  S->nprogs = S->c->pp * ep;
-  S->progs = calloc(S->nprogs, sizeof *S->progs);
-  if (!S->progs) return TS_ENOMEM;
-  const ts_gpu_model *gpu = gpu_model(S);
-  for (uint32_t r = 0; r < S->nranks; r++) {
-    const ts_rank_label *lb = label(S, r);
-    uint32_t stage = lb->index[TS_GROUP_PP], e = lb->index[TS_GROUP_EP];
-    step_prog *p = &S->progs[stage * ep + e];
-    S->rank[r].prog = p;
-    if (p->ins) continue;
-    ts_op *ops = NULL;
-    ts_comm_desc *descs = NULL;
-    size_t nops = 0, ndescs = 0;
-    int rc = ts_work_ops(w, gpu, stage, e, &ops, &nops);
-    if (!rc) rc = ts_work_comm(w, S->m, r, &descs, &ndescs);
-    if (!rc) rc = step_prog_build(S->c, stage, ops, nops, descs, ndescs, p);
-    free(ops);
-    free(descs);
-    if (rc) return rc;
-  }
-  return 0;
-}
-
 static int alloc_state(step_state *S) {
   uint32_t n = S->nranks, slots = 2 * S->v * S->mb, maxg = 2;
   for (int g = 0; g < TS_GROUP_COUNT; g++) {
@@ -354,32 +322,28 @@ static int alloc_state(step_state *S) {
 }
 
 static int engine_new(step_state *S) {
-  int rc = ts_sim_new(&S->sim);
-  if (!rc) rc = ts_route_new(S->t, &S->o->route, NULL, &S->rt, S->d);
-  if (!rc) rc = ts_net_new(S->t, S->sim, &S->o->net, &S->net);
-  if (!rc) rc = ts_coll_exec_new(S->t, S->sim, S->net, S->rt, &S->x);
-  return rc;
+  ts_exec_opts eo = {S->o->net, S->o->route, S->o->state};
+  int rc = ts_exec_create(S->t, &eo, &S->x, S->d);
+  if (rc) return rc;
+  S->sim = ts_exec_sim(S->x);
+  S->net = ts_exec_net(S->x);
+  return 0;
 }
 
 static void state_free(step_state *S) {
-  ts_coll_exec_free(S->x);
-  ts_net_free(S->net);
-  ts_route_free(S->rt);
-  ts_sim_free(S->sim);
-  step_colls_free(&S->colls);
-  for (uint32_t i = 0; S->progs && i < S->nprogs; i++)
-    step_prog_free(&S->progs[i]);
-  free(S->progs);
+  ts_exec_free(S->x);
+  exec_colls_free(&S->colls);
+  ts_step_progs_free(&S->sp);
   free(S->rank);
   free(S->msg);
   free(S->scratch);
-  step_trace_free(&S->trace);
+  exec_trace_free(&S->trace);
 }
 
 static void on_sample(ts_sim *sim, void *ctx, uint64_t arg) {
   step_state *S = ctx;
   if (S->finished == S->nranks) return; /* the last sample is the step end */
-  step_trace_sample(&S->trace, S->net, ts_sim_now(sim));
+  exec_trace_sample(&S->trace, S->net, ts_sim_now(sim));
   if (ts_sim_pending(sim) > 0)
     ts_sim_schedule_in(sim, S->trace.interval, on_sample, S, arg, NULL);
 }
@@ -437,21 +401,20 @@ static void breakdowns(step_state *S) {
   }
 }
 
-static void rates(step_state *S, const ts_workload *w) {
+static void rates(step_state *S) {
   ts_step_result *r = S->res;
-  const ts_gpu_model *g = gpu_model(S);
+  const ts_step_progs *P = &S->sp;
   double s = ts_ps_to_s(r->step_time);
   r->ranks = S->nranks;
   r->microbatches = S->mb;
-  r->tokens_per_step = (double)S->c->global_batch * S->c->seq_len;
-  r->model_flops = ts_work_step_model_flops(w);
-  r->peak_flops = g ? g->bf16_flops : 0;
-  if (g && S->c->dtype == WORK_FP8 && g->fp8_flops > 0) r->peak_flops = g->fp8_flops;
+  r->tokens_per_step = P->tokens_per_step;
+  r->model_flops = P->model_flops;
+  r->peak_flops = P->peak_flops;
   if (s <= 0 || !S->nranks) return;
   r->tokens_per_s = r->tokens_per_step / s;
   r->flops_per_gpu = r->model_flops / s / S->nranks;
   r->mfu = r->peak_flops > 0 ? r->flops_per_gpu / r->peak_flops : 0;
-  r->hw_flops_per_gpu = ts_work_step_flops(w) / s / S->nranks;
+  r->hw_flops_per_gpu = P->hw_flops / s / S->nranks;
   r->hfu = r->peak_flops > 0 ? r->hw_flops_per_gpu / r->peak_flops : 0;
 }
 
@@ -459,7 +422,7 @@ static int stuck(step_state *S) {
   for (uint32_t i = 0; i < S->nranks; i++) {
     const step_rank *R = &S->rank[i];
     if (R->wait == W_DONE) continue;
-    const step_ins *in = &R->prog->ins[R->pc];
+    const ts_step_ins *in = &R->prog->ins[R->pc];
     return ts_diag_set(S->d, TS_EINTERNAL, NULL, 0, 0, "%u of %u ranks never "
                        "finished; rank %u waits at instruction %u of %u (op %d, "
                        "group %s, micro-batch %d)", S->nranks - S->finished,
@@ -471,9 +434,9 @@ static int stuck(step_state *S) {
 
 static int run(step_state *S) {
   ts_time_ps est = 0;
-  for (uint32_t i = 0; i < S->nprogs; i++)
-    if (S->progs[i].compute > est) est = S->progs[i].compute;
-  int rc = step_trace_init(&S->trace, S->o, S->nranks,
+  for (uint32_t i = 0; i < S->sp.nprogs; i++)
+    if (S->sp.prog[i].compute > est) est = S->sp.prog[i].compute;
+  int rc = exec_trace_init(&S->trace, S->o, S->nranks,
                            2 * ts_topo_link_count(S->t), est / 32);
   if (rc) return rc;
   for (uint32_t r = 0; r < S->nranks && !S->err; r++) rank_run(S, r);
@@ -481,7 +444,7 @@ static int run(step_state *S) {
     ts_sim_schedule(S->sim, S->trace.interval, on_sample, S, 0, NULL);
   if (!S->err) rc = ts_sim_run(S->sim);
   if (!rc) rc = S->err;
-  if (!rc && !S->o->free_comm) rc = ts_coll_exec_status(S->x, S->d);
+  if (!rc && !S->o->free_comm) rc = ts_exec_status(S->x, S->d);
   if (rc) {
     if (!S->d || !S->d->msg[0])
       ts_diag_set(S->d, rc, NULL, 0, 0, "step simulation failed: %s",
@@ -492,17 +455,17 @@ static int run(step_state *S) {
   return 0;
 }
 
-static int results(step_state *S, const ts_workload *w) {
+static int results(step_state *S) {
   breakdowns(S);
-  rates(S, w);
+  rates(S);
   top_links(S);
   ts_step_result *r = S->res;
   ts_net_stats_get(S->net, &r->net);
   ts_sim_stats_get(S->sim, &r->sim);
-  r->transfers = ts_coll_exec_transfers(S->x);
-  r->wire_bytes = ts_coll_exec_wire_bytes(S->x);
-  if (S->trace.cap_samples) step_trace_sample(&S->trace, S->net, r->step_time);
-  return step_trace_finish(&S->trace, r);
+  r->transfers = ts_exec_transfers(S->x);
+  r->wire_bytes = ts_exec_wire_bytes(S->x);
+  if (S->trace.cap_samples) exec_trace_sample(&S->trace, S->net, r->step_time);
+  return exec_trace_finish(&S->trace, r);
 }
 
 void ts_step_opts_default(ts_step_opts *o) {
@@ -526,17 +489,10 @@ const char *ts_step_dim_name(ts_step_dim d) {
   return (unsigned)d < TS_DIM_COUNT ? names[d] : "?";
 }
 
-static int check_layout(const work_cfg *c, const ts_mapping *m, ts_diag *d) {
-  if (ts_mapping_group_size(m, TS_GROUP_TP) != c->tp ||
-      ts_mapping_group_size(m, TS_GROUP_PP) != c->pp ||
-      ts_mapping_group_size(m, TS_GROUP_CP) != c->cp ||
-      ts_mapping_group_size(m, TS_GROUP_EP) != c->ep ||
-      ts_mapping_ranks(m) != c->tp * c->cp * c->pp * c->dp)
-    return ts_diag_set(d, TS_EINVALID, NULL, 0, 0, "the mapping was made for "
-                       "another parallel layout than the workload's");
-  if (c->pp > 65535)
-    return ts_diag_set(d, TS_EINVALID, NULL, 0, 0, "pp %u > 65535", c->pp);
-  return 0;
+/* Every rank starts on its (stage, EP index) program. */
+static void assign_progs(step_state *S) {
+  for (uint32_t r = 0; r < S->nranks; r++)
+    S->rank[r].prog = ts_step_progs_rank(&S->sp, S->m, r);
 }
 
 int ts_step_run(const ts_workload *w, const ts_topo *t, const ts_mapping *m,
@@ -547,23 +503,21 @@ int ts_step_run(const ts_workload *w, const ts_topo *t, const ts_mapping *m,
     ts_step_opts_default(&def);
     o = &def;
   }
-  work_cfg c;
-  work_derive(w, &c);
-  int rc = check_layout(&c, m, d);
-  if (rc) return rc;
   step_state S;
   memset(&S, 0, sizeof S);
-  S.t = t, S.m = m, S.c = &c, S.o = o, S.res = out, S.d = d;
-  S.v = work_chunks(&c);
-  S.mb = work_microbatches(&c);
+  S.t = t, S.m = m, S.o = o, S.res = out, S.d = d;
+  int rc = ts_step_compile(w, t, m, &S.sp, d);
+  if (rc) return rc;
+  S.v = S.sp.chunks;
+  S.mb = S.sp.microbatches;
   S.nranks = ts_mapping_ranks(m);
   rc = engine_new(&S);
   if (!rc) rc = alloc_state(&S);
-  if (!rc) rc = step_colls_init(&S.colls, t, m, &c, o->compact_min);
-  if (!rc) rc = build_progs(&S, w);
+  if (!rc) rc = exec_colls_init(&S.colls, S.x, m, &S.sp, o->compact_min);
+  if (!rc) assign_progs(&S);
   S.hbm_bw = S.colls.params.hbm_bw;
   if (!rc) rc = run(&S);
-  if (!rc) rc = results(&S, w);
+  if (!rc) rc = results(&S);
   if (rc == TS_ENOMEM) ts_diag_set(d, rc, NULL, 0, 0, "out of memory");
   state_free(&S);
   if (rc) ts_step_result_free(out);

@@ -1,4 +1,4 @@
-/* coll_path.h - turning endpoint pairs into the path sets the network model
+/* exec_path.h - turning endpoint pairs into the path sets the network model
  * runs, shared by point-to-point runs and collective execution.
  *
  * NVSwitch traffic is striped over every chip (hardware and NCCL both
@@ -6,8 +6,8 @@
  * equal-cost paths that differ only in their NVLink hops; the network part
  * keeps its single hashed route. Cost: one route, plus one multi-path route
  * when the path crosses an NVSwitch. */
-#ifndef TOPSIM_COLL_PATH_H
-#define TOPSIM_COLL_PATH_H
+#ifndef TOPSIM_EXEC_PATH_H
+#define TOPSIM_EXEC_PATH_H
 
 #include <stdint.h>
 
@@ -15,36 +15,36 @@
 #include "topsim/ts_route.h"
 
 /* Most paths a set may hold: the router's cap (NVL72 has 18 chips). */
-#define COLL_PATH_STRIPES TS_ROUTE_MAX_PATHS
+#define EXEC_PATH_STRIPES TS_ROUTE_MAX_PATHS
 /* Paths enumerated to find NVSwitch stripes (NVL72 has 18 chips). */
-#define COLL_NVSWITCH_STRIPES 64
+#define EXEC_NVSWITCH_STRIPES 64
 
 /* Routes src -> dst into paths[0..*k): spray > 0 asks for up to spray
  * equal-cost paths; 0 means ECMP with NVSwitch hops either moved onto the
  * GPU's bundle chip (when net bundles NVSwitch links, ts_net.h) or striped
  * over every chip (cap stripes). Returns 0 or the router's error (d set). */
-int coll_path_route(const ts_topo *t, const ts_net *net, ts_route *rt,
+int exec_path_route(const ts_topo *t, const ts_net *net, ts_route *rt,
                     uint32_t src, uint32_t dst, uint64_t flow, uint32_t spray,
                     ts_path *paths, uint32_t cap, uint32_t *k, ts_diag *d);
 
 /* False when the failure overlay downs or degrades an NVLink: NVSwitch
  * bundles assume healthy chips, so callers then turn bundling off. */
-int coll_path_bundle_ok(const ts_topo *t, const ts_route_state *state);
+int exec_path_bundle_ok(const ts_topo *t, const ts_route_state *state);
 
 /* One-hop paths from a GPU to every NVSwitch chip of switch_node's host (or
  * the reverse when to_gpu): NVLS traffic uses all chips. Returns the count
  * (0 when the GPU links to none). */
-uint32_t coll_path_nvswitch(const ts_topo *t, const ts_net *net, uint32_t gpu,
+uint32_t exec_path_nvswitch(const ts_topo *t, const ts_net *net, uint32_t gpu,
                             uint32_t switch_node, int to_gpu, ts_path *paths,
                             uint32_t cap);
 
 /* Sends bytes over paths[0..k) (split evenly when k > 1). */
-int coll_path_send(ts_net *net, const ts_path *paths, uint32_t k,
+int exec_path_send(ts_net *net, const ts_path *paths, uint32_t k,
                    uint64_t bytes, ts_time_ps alpha, ts_net_done_fn fn,
                    void *ctx, uint64_t tag);
 
 /* Largest software overhead of the network planes a path crosses (0 when
  * it stays inside a node). */
-ts_time_ps coll_path_alpha(const ts_topo *t, const ts_path *p);
+ts_time_ps exec_path_alpha(const ts_topo *t, const ts_path *p);
 
 #endif

@@ -1,4 +1,4 @@
-/* work_step_coll.c - communicators and plans for the step model.
+/* exec_step_coll.c - communicators and plans for the step model.
  *
  * One communicator per process group (members in group-index order, host
  * labels from the mapping), made on first use. Plans are cached per group by
@@ -12,8 +12,9 @@
  * ring over DP = 128 would cost O(p^2) transfers per bucket; smaller groups
  * let ts_coll's cost model choose (ring, tree, hierarchical, and NVLS where
  * the topology declares it). All-to-all is always all_to_allv (direct).
- * Communicators and cost-model bandwidths come from the topology through
- * ts_coll_comm_from_topo and ts_coll_params_from_topo (ts_coll_run.h).
+ * Communicators come from the topology (ts_coll_comm_from_topo) and
+ * cost-model bandwidths from the built network (ts_exec_coll_params), so the
+ * chooser sees failed and degraded links as the solver does.
  *
  * All-to-all matrix of an EP group (dispatch orientation): member i sends
  * bytes_i * share_j to j on its host; its cross-host entries are scaled so
@@ -23,47 +24,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "topsim/ts_coll_run.h"
-#include "work/work_step.h"
+#include "exec/exec.h"
 
-/* Cost-model bandwidths from the topology, as seen by rank 0's GPU. */
-static void params_from_topo(step_colls *k) {
-  ts_coll_params *p = &k->params;
-  ts_coll_params_default(p);
-  if (k->m->ranks) ts_coll_params_from_topo(k->t, ts_mapping_rank(k->m, 0)->gpu, p);
-}
-
-int step_colls_init(step_colls *k, const ts_topo *t, const ts_mapping *m,
-                    const work_cfg *c, uint32_t compact_min) {
+int exec_colls_init(exec_colls *k, const ts_exec *x, const ts_mapping *m,
+                    const ts_step_progs *sp, uint32_t compact_min) {
   memset(k, 0, sizeof *k);
-  k->t = t;
+  k->t = ts_exec_topo(x);
   k->m = m;
-  k->c = c;
+  k->sp = sp;
   k->compact_min = compact_min ? compact_min : 8;
-  params_from_topo(k);
+  ts_coll_params_default(&k->params);
+  if (ts_mapping_ranks(m)) ts_exec_coll_params(x, ts_mapping_rank(m, 0)->gpu, &k->params);
   for (int g = 0; g < TS_GROUP_COUNT; g++) {
     k->groups[g] = calloc(ts_mapping_group_count(m, (ts_group)g) + 1,
                           sizeof *k->groups[g]);
     if (!k->groups[g]) return TS_ENOMEM;
   }
   k->pp_plan = calloc((size_t)ts_mapping_ranks(m) * 2 + 1, sizeof *k->pp_plan);
-  k->ep_share = calloc((size_t)c->ep + 1, sizeof *k->ep_share);
-  if (!k->pp_plan || !k->ep_share) return TS_ENOMEM;
-  for (uint32_t i = 0; c->experts && i < c->ep; i++)
-    k->ep_share[i] = work_moe_rank_share(c, i);
+  if (!k->pp_plan) return TS_ENOMEM;
   return 0;
 }
 
-static void group_free(step_group *G) {
+static void group_free(exec_group *G) {
   ts_coll_comm_free(G->comm);
-  for (step_plan_ent *e = G->plans, *n; e; e = n) {
+  for (exec_plan_ent *e = G->plans, *n; e; e = n) {
     n = e->next;
     ts_coll_plan_free(e->plan);
     free(e);
   }
 }
 
-void step_colls_free(step_colls *k) {
+void exec_colls_free(exec_colls *k) {
   for (int g = 0; g < TS_GROUP_COUNT; g++) {
     if (!k->groups[g]) continue;
     uint32_t n = ts_mapping_group_count(k->m, (ts_group)g);
@@ -74,13 +65,12 @@ void step_colls_free(step_colls *k) {
     for (uint32_t i = 0; i < ts_mapping_ranks(k->m) * 2; i++)
       ts_coll_plan_free(k->pp_plan[i]);
   free(k->pp_plan);
-  free(k->ep_share);
   memset(k, 0, sizeof *k);
 }
 
 /* Communicator of `n` ranks given by rank ids: host labels and NVLS
  * capability come from the topology (ts_coll_comm_from_topo). */
-static int comm_of(const step_colls *k, const uint32_t *ranks, uint32_t n,
+static int comm_of(const exec_colls *k, const uint32_t *ranks, uint32_t n,
                    ts_coll_comm **out) {
   uint32_t *gpus = malloc((size_t)(n ? n : 1) * sizeof *gpus);
   if (!gpus) return TS_ENOMEM;
@@ -90,8 +80,8 @@ static int comm_of(const step_colls *k, const uint32_t *ranks, uint32_t n,
   return rc;
 }
 
-static int group_comm(step_colls *k, ts_group g, uint32_t id,
-                      step_group *G) {
+static int group_comm(exec_colls *k, ts_group g, uint32_t id,
+                      exec_group *G) {
   if (G->comm) return 0;
   uint32_t n = ts_mapping_group_size(k->m, g);
   uint32_t *ranks = malloc((size_t)n * sizeof *ranks);
@@ -104,8 +94,8 @@ static int group_comm(step_colls *k, ts_group g, uint32_t id,
 }
 
 /* Dispatch-orientation matrix of an EP group; transposed for combine. */
-static uint64_t *a2a_matrix(const step_colls *k, ts_group g, uint32_t id,
-                            const step_ins *const *ins, uint32_t p,
+static uint64_t *a2a_matrix(const exec_colls *k, ts_group g, uint32_t id,
+                            const ts_step_ins *const *ins, uint32_t p,
                             bool combine) {
   uint64_t *mx = calloc((size_t)p * p, sizeof *mx);
   int32_t *host = malloc((size_t)p * sizeof *host);
@@ -119,11 +109,11 @@ static uint64_t *a2a_matrix(const step_colls *k, ts_group g, uint32_t id,
   for (uint32_t i = 0; i < p; i++) {
     double cross = 0, base = (double)ins[i]->val;
     for (uint32_t j = 0; j < p; j++)
-      if (host[j] != host[i]) cross += base * k->ep_share[j];
+      if (host[j] != host[i]) cross += base * k->sp->ep_share[j];
     double scale = cross > 0 ? (double)ins[i]->cross / cross : 1;
     for (uint32_t j = 0; j < p; j++) {
       if (j == i) continue;
-      double b = base * k->ep_share[j] * (host[j] != host[i] ? scale : 1);
+      double b = base * k->sp->ep_share[j] * (host[j] != host[i] ? scale : 1);
       mx[combine ? (size_t)j * p + i : (size_t)i * p + j] = (uint64_t)(b + 0.5);
     }
   }
@@ -131,15 +121,15 @@ static uint64_t *a2a_matrix(const step_colls *k, ts_group g, uint32_t id,
   return mx;
 }
 
-static int lower(step_colls *k, step_group *G, ts_group g, uint32_t id,
-                 const step_ins *const *ins, ts_coll_plan **out, ts_diag *d) {
+static int lower(exec_colls *k, exec_group *G, ts_group g, uint32_t id,
+                 const ts_step_ins *const *ins, ts_coll_plan **out, ts_diag *d) {
   uint32_t p = ts_mapping_group_size(k->m, g);
   ts_coll_params prm = k->params;
   ts_coll_op op = (ts_coll_op)ins[0]->kind;
   unsigned flags = 0;
   uint64_t *mx = NULL;
   if (op == TS_COLL_ALL_TO_ALLV) {
-    mx = a2a_matrix(k, g, id, ins, p, ins[0]->flags & SI_F_COMBINE);
+    mx = a2a_matrix(k, g, id, ins, p, ins[0]->flags & TS_SI_F_COMBINE);
     if (!mx) return TS_ENOMEM;
     prm.matrix = mx;
   } else if (p >= k->compact_min) {
@@ -151,19 +141,19 @@ static int lower(step_colls *k, step_group *G, ts_group g, uint32_t id,
   return rc;
 }
 
-int step_colls_plan(step_colls *k, ts_group g, uint32_t id,
-                    const step_ins *const *ins, ts_coll_plan **out,
+int exec_colls_plan(exec_colls *k, ts_group g, uint32_t id,
+                    const ts_step_ins *const *ins, ts_coll_plan **out,
                     ts_diag *d) {
-  step_group *G = &k->groups[g][id];
-  const step_ins *x = ins[0];
+  exec_group *G = &k->groups[g][id];
+  const ts_step_ins *x = ins[0];
   uint8_t fl = x->flags;
-  for (step_plan_ent *e = G->plans; e; e = e->next)
+  for (exec_plan_ent *e = G->plans; e; e = e->next)
     if (e->op == x->kind && e->bytes == x->val && e->sent == x->sent &&
         e->flags == fl) {
       *out = e->plan;
       return 0;
     }
-  step_plan_ent *e = calloc(1, sizeof *e);
+  exec_plan_ent *e = calloc(1, sizeof *e);
   if (!e) return TS_ENOMEM;
   int rc = group_comm(k, g, id, G);
   if (!rc) rc = lower(k, G, g, id, ins, &e->plan, d);
@@ -181,7 +171,7 @@ int step_colls_plan(step_colls *k, ts_group g, uint32_t id,
   return 0;
 }
 
-int step_colls_pp_plan(step_colls *k, uint32_t r, uint32_t dir,
+int exec_colls_pp_plan(exec_colls *k, uint32_t r, uint32_t dir,
                        uint32_t peer, uint64_t bytes, ts_coll_plan **out,
                        ts_diag *d) {
   ts_coll_plan **slot = &k->pp_plan[(size_t)r * 2 + dir];

@@ -1,4 +1,4 @@
-/* work_step_trace.c - what `topsim run --trace` writes: slices of the
+/* exec_step_trace.c - what `topsim run --trace` writes: slices of the
  * chosen ranks' streams and utilization samples of the busiest links.
  *
  * Slices go to a growable array (amortised O(1) per slice). Link busy time
@@ -11,12 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "work/work_step.h"
+#include "exec/exec.h"
 
 #define TRACE_SAMPLES 64u
 #define TRACE_MAX_ENTRIES (16u << 20)
 
-int step_trace_init(step_trace *T, const ts_step_opts *o, uint32_t ranks,
+int exec_trace_init(exec_trace *T, const ts_step_opts *o, uint32_t ranks,
                     uint32_t ndirs, ts_time_ps interval) {
   memset(T, 0, sizeof *T);
   if (!o->ntrace_ranks) return 0;
@@ -34,7 +34,7 @@ int step_trace_init(step_trace *T, const ts_step_opts *o, uint32_t ranks,
   return 0;
 }
 
-void step_trace_free(step_trace *T) {
+void exec_trace_free(exec_trace *T) {
   free(T->on);
   free(T->v);
   free(T->t);
@@ -42,7 +42,7 @@ void step_trace_free(step_trace *T) {
   memset(T, 0, sizeof *T);
 }
 
-void step_trace_add(step_trace *T, uint32_t rank, uint8_t stream,
+void exec_trace_add(exec_trace *T, uint32_t rank, uint8_t stream,
                     uint8_t kind, uint16_t chunk, int32_t layer,
                     int32_t micro, ts_time_ps start, ts_time_ps dur) {
   if (!T->on || !T->on[rank] || T->fail) return;
@@ -61,7 +61,7 @@ void step_trace_add(step_trace *T, uint32_t rank, uint8_t stream,
 }
 
 /* Keeps samples 1, 3, 5, ... (each the end of a doubled interval). */
-static void halve(step_trace *T) {
+static void halve(exec_trace *T) {
   uint32_t keep = 0;
   for (uint32_t s = 1; s < T->nsamples; s += 2, keep++) {
     T->t[keep] = T->t[s];
@@ -72,7 +72,7 @@ static void halve(step_trace *T) {
   T->interval *= 2;
 }
 
-void step_trace_sample(step_trace *T, const ts_net *net, ts_time_ps now) {
+void exec_trace_sample(exec_trace *T, const ts_net *net, ts_time_ps now) {
   if (!T->cap_samples) return;
   if (T->nsamples == T->cap_samples) halve(T);
   ts_time_ps *row = &T->busy[(size_t)T->nsamples * T->ndirs];
@@ -85,7 +85,7 @@ void step_trace_sample(step_trace *T, const ts_net *net, ts_time_ps now) {
 
 /* Counters: busy fraction of each top link over each sample interval, or
  * one sample at the end holding the step average when not sampled. */
-static int counters(step_trace *T, ts_step_result *r) {
+static int counters(exec_trace *T, ts_step_result *r) {
   uint32_t n = T->cap_samples ? T->nsamples : 1;
   r->counters = calloc(n + 1, sizeof *r->counters);
   if (!r->counters) return TS_ENOMEM;
@@ -109,7 +109,7 @@ static int counters(step_trace *T, ts_step_result *r) {
   return 0;
 }
 
-int step_trace_finish(step_trace *T, ts_step_result *r) {
+int exec_trace_finish(exec_trace *T, ts_step_result *r) {
   if (!T->on) return 0;
   if (T->fail) return TS_ENOMEM;
   r->slices = T->v;

@@ -1,11 +1,11 @@
-/* coll_run.c - one collective on a topology, end to end (ts_coll_run.h):
- * communicator from topology labels, cost-model bandwidths from the links,
- * lowering, and a run of the plan on a fresh engine + network + router. */
+/* exec_coll_run.c - one collective on a topology, end to end
+ * (ts_coll_run.h): communicator from topology labels, cost-model bandwidths
+ * from the built network (ts_exec.h), lowering, and a run of the plan on a
+ * fresh runtime (ts_exec_create). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll/coll_path.h"
-#include "topsim/ts_coll_exec.h"
+#include "exec/exec.h"
 #include "topsim/ts_coll_run.h"
 
 /* First NVLS-capable NVSwitch of host, or TS_NONE. */
@@ -45,9 +45,15 @@ int ts_coll_comm_from_topo(const ts_topo *t, const uint32_t *gpus, uint32_t n,
   return rc;
 }
 
+/* Bandwidth of direction dir: as built in net (bundles, failures), else
+ * the topology's nominal link bandwidth. */
+static double dir_bw(const ts_topo *t, const ts_net *net, uint32_t dir) {
+  return net ? ts_net_dir_bandwidth(net, dir) : ts_topo_link(t, dir >> 1)->bandwidth;
+}
+
 /* Backend NIC bandwidth of gpu's host divided by the host's GPUs. O(nodes):
  * called once per run, never per transfer. */
-static double nic_share(const ts_topo *t, int32_t host) {
+static double nic_share(const ts_topo *t, const ts_net *net, int32_t host) {
   double nic = 0;
   uint32_t gpus = 0;
   for (uint32_t i = 0; i < ts_topo_node_count(t); i++) {
@@ -60,26 +66,45 @@ static double nic_share(const ts_topo *t, int32_t host) {
     const uint32_t *adj = ts_topo_adj(t, i);
     for (uint32_t k = 0; k < ts_topo_degree(t, i); k++) {
       const ts_link *l = ts_topo_link(t, adj[k] >> 1);
-      if (l->kind == TS_LINK_NET) nic += l->bandwidth;
+      if (l->kind == TS_LINK_NET) nic += dir_bw(t, net, adj[k]);
     }
   }
   return gpus ? nic / gpus : 0;
 }
 
-void ts_coll_params_from_topo(const ts_topo *t, uint32_t gpu, ts_coll_params *p) {
+void exec_coll_params(const ts_topo *t, const ts_net *net, uint32_t gpu,
+                      ts_coll_params *p) {
   double nvlink = 0, pcie = 0;
+  /* With NVSwitch bundling the bundle chip's link carries the sum of the
+   * GPU's NVSwitch links; the others must not count again. */
+  uint32_t bundle = net ? ts_net_nvswitch_bundle(net, gpu) : UINT32_MAX;
   const uint32_t *adj = ts_topo_adj(t, gpu);
   for (uint32_t i = 0; i < ts_topo_degree(t, gpu); i++) {
     const ts_link *l = ts_topo_link(t, adj[i] >> 1);
-    if (l->kind == TS_LINK_NVLINK) nvlink += l->bandwidth;
-    else if (l->kind == TS_LINK_PCIE || l->kind == TS_LINK_C2C) pcie += l->bandwidth;
+    uint32_t head = ts_topo_dir_head(t, adj[i]);
+    if (l->kind == TS_LINK_NVLINK) {
+      if (bundle != UINT32_MAX && head != bundle &&
+          ts_topo_node(t, head)->kind == TS_NODE_NVSWITCH)
+        continue;
+      nvlink += dir_bw(t, net, adj[i]);
+    } else if (l->kind == TS_LINK_PCIE || l->kind == TS_LINK_C2C) {
+      pcie += dir_bw(t, net, adj[i]);
+    }
   }
   const ts_node *g = ts_topo_node(t, gpu);
   p->bw_intra = nvlink > 0 ? nvlink : pcie;
   p->bw_nvls = p->bw_intra;
-  double inter = nic_share(t, g->host);
+  double inter = nic_share(t, net, g->host);
   p->bw_inter = inter > 0 ? inter : p->bw_intra;
   p->hbm_bw = ts_topo_gpu_model(t, g->model)->hbm_bandwidth;
+}
+
+void ts_coll_params_from_topo(const ts_topo *t, uint32_t gpu, ts_coll_params *p) {
+  exec_coll_params(t, NULL, gpu, p);
+}
+
+void ts_exec_coll_params(const ts_exec *x, uint32_t gpu, ts_coll_params *p) {
+  exec_coll_params(x->t, x->net, gpu, p);
 }
 
 void ts_coll_run_opts_default(ts_coll_run_opts *o) {
@@ -103,11 +128,11 @@ static void on_done(void *ctx, uint64_t tag) {
   c->done = 1;
 }
 
-/* Params with the topology's bandwidths filled in where left at zero. */
-static ts_coll_params topo_params(const ts_topo *t, uint32_t gpu,
-                                  const ts_coll_params *given) {
+/* Params with the network's bandwidths filled in where left at zero. */
+static ts_coll_params net_params(const ts_exec *x, uint32_t gpu,
+                                 const ts_coll_params *given) {
   ts_coll_params p = *given, from;
-  ts_coll_params_from_topo(t, gpu, &from);
+  ts_exec_coll_params(x, gpu, &from);
   if (p.bw_intra <= 0) p.bw_intra = from.bw_intra;
   if (p.bw_inter <= 0) p.bw_inter = from.bw_inter;
   if (p.bw_nvls <= 0) p.bw_nvls = from.bw_nvls;
@@ -127,41 +152,43 @@ static void multi_host_rings(const ts_coll_comm *comm, ts_coll_params *p) {
   p->ring_order = TS_COLL_RING_ROTATE;
 }
 
-static int execute(const ts_topo *t, const ts_coll_plan *plan, double hbm_bw,
-                   const ts_coll_run_opts *o, ts_coll_run_result *out,
-                   ts_diag *d) {
-  ts_sim *sim = NULL;
-  ts_route *rt = NULL;
-  ts_net *net = NULL;
-  ts_coll_exec *x = NULL;
-  run_ctx c = {NULL, 0, 0};
-  int rc = ts_sim_new(&sim);
-  if (!rc) rc = ts_route_new(t, &o->route, o->state, &rt, d);
-  ts_net_config nc = o->net;
-  nc.bundle_nvswitch &= coll_path_bundle_ok(t, o->state);
-  if (!rc) rc = ts_net_new(t, sim, &nc, &net);
-  for (uint32_t l = 0; !rc && o->state && l < ts_topo_link_count(t); l++) {
-    double f = ts_route_link_up(o->state, l) ? ts_route_link_factor(o->state, l) : 0;
-    if (f != 1.0) rc = ts_net_set_link_factor(net, l, f);
-  }
-  if (!rc) rc = ts_coll_exec_new(t, sim, net, rt, &x);
-  c.sim = sim;
-  if (!rc) rc = ts_coll_exec_start(x, plan, hbm_bw, on_done, &c, 1);
-  if (!rc) rc = ts_sim_run(sim);
-  if (!rc) rc = ts_coll_exec_status(x, d);
+static int execute(ts_exec *x, const ts_coll_plan *plan, double hbm_bw,
+                   ts_coll_run_result *out, ts_diag *d) {
+  run_ctx c = {x->sim, 0, 0};
+  int rc = ts_exec_coll_start(x, plan, hbm_bw, on_done, &c, 1);
+  if (!rc) rc = ts_sim_run(x->sim);
+  if (!rc) rc = ts_exec_status(x, d);
   if (!rc && !c.done)
     rc = ts_diag_set(d, TS_EINTERNAL, NULL, 0, 0, "the collective did not complete");
   if (!rc) {
     out->time = c.end;
-    out->transfers = ts_coll_exec_transfers(x);
-    out->wire_bytes = ts_coll_exec_wire_bytes(x);
-    ts_net_stats_get(net, &out->net);
-    ts_sim_stats_get(sim, &out->sim);
+    out->transfers = ts_exec_transfers(x);
+    out->wire_bytes = ts_exec_wire_bytes(x);
+    ts_net_stats_get(x->net, &out->net);
+    ts_sim_stats_get(x->sim, &out->sim);
   }
-  ts_coll_exec_free(x);
-  ts_net_free(net);
-  ts_route_free(rt);
-  ts_sim_free(sim);
+  return rc;
+}
+
+static int lower_and_run(ts_exec *x, const uint32_t *gpus, uint32_t n,
+                         ts_coll_op op, uint64_t bytes,
+                         const ts_coll_run_opts *o, ts_coll_run_result *out,
+                         ts_diag *d) {
+  ts_coll_comm *comm = NULL;
+  ts_coll_plan *plan = NULL;
+  ts_coll_params p = net_params(x, gpus[0], &o->params);
+  int rc = ts_coll_comm_from_topo(x->t, gpus, n, &comm);
+  if (rc) return ts_diag_set(d, rc, NULL, 0, 0, "cannot build the communicator");
+  multi_host_rings(comm, &p);
+  rc = ts_coll_lower(comm, op, bytes, &p, o->compact ? TS_COLL_COMPACT : 0, &plan, d);
+  if (!rc) {
+    out->algo = ts_coll_plan_algo(plan);
+    out->proto = ts_coll_plan_proto(plan);
+    out->predicted_s = ts_coll_plan_predicted_s(plan);
+    rc = execute(x, plan, o->reduction_cost ? p.hbm_bw : 0, out, d);
+  }
+  ts_coll_plan_free(plan);
+  ts_coll_comm_free(comm);
   return rc;
 }
 
@@ -170,20 +197,10 @@ int ts_coll_run(const ts_topo *t, const uint32_t *gpus, uint32_t n,
                 ts_coll_run_result *out, ts_diag *d) {
   memset(out, 0, sizeof *out);
   if (n == 0) return ts_diag_set(d, TS_EUSAGE, NULL, 0, 0, "no GPUs selected");
-  ts_coll_comm *comm = NULL;
-  ts_coll_plan *plan = NULL;
-  ts_coll_params p = topo_params(t, gpus[0], &o->params);
-  int rc = ts_coll_comm_from_topo(t, gpus, n, &comm);
-  if (rc) return ts_diag_set(d, rc, NULL, 0, 0, "cannot build the communicator");
-  multi_host_rings(comm, &p);
-  rc = ts_coll_lower(comm, op, bytes, &p, o->compact ? TS_COLL_COMPACT : 0, &plan, d);
-  if (!rc) {
-    out->algo = ts_coll_plan_algo(plan);
-    out->proto = ts_coll_plan_proto(plan);
-    out->predicted_s = ts_coll_plan_predicted_s(plan);
-    rc = execute(t, plan, o->reduction_cost ? p.hbm_bw : 0, o, out, d);
-  }
-  ts_coll_plan_free(plan);
-  ts_coll_comm_free(comm);
+  ts_exec_opts eo = {o->net, o->route, o->state};
+  ts_exec *x = NULL;
+  int rc = ts_exec_create(t, &eo, &x, d);
+  if (!rc) rc = lower_and_run(x, gpus, n, op, bytes, o, out, d);
+  ts_exec_free(x);
   return rc;
 }

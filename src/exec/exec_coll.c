@@ -1,4 +1,4 @@
-/* coll_exec.c - running collective plans on the engine (ts_coll_exec.h).
+/* exec_coll.c - running collective plans on the engine (ts_exec.h).
  *
  * Each started plan gets a run: a pending-dependency counter per transfer
  * and a successor list (CSR, built once from the plan's backward deps). A
@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll/coll_path.h"
-#include "topsim/ts_coll_exec.h"
+#include "exec/exec.h"
+#include "exec/exec_path.h"
 
 typedef struct exec_run exec_run;
 
@@ -26,26 +26,13 @@ typedef struct exec_run exec_run;
  * cache changes nothing but the cost of routing repeated pairs. */
 #define EXEC_CACHE_SLOTS (1u << 14)
 
-typedef struct route_slot {
+typedef struct exec_route_slot {
   uint32_t src, dst, channel, valid;
   ts_path path;
 } route_slot;
 
-struct ts_coll_exec {
-  const ts_topo *t;
-  ts_sim *sim;
-  ts_net *net;
-  ts_route *rt;
-  ts_path *paths;          /* scratch for one path set */
-  uint64_t transfers, wire_bytes;
-  int err;
-  ts_diag diag;
-  exec_run *runs;          /* live runs, for ts_coll_exec_free */
-  route_slot *cache;       /* EXEC_CACHE_SLOTS entries, or NULL */
-};
-
 struct exec_run {
-  ts_coll_exec *x;
+  ts_exec *x;
   const ts_coll_plan *plan;
   double hbm_bw;
   ts_coll_done_fn fn;
@@ -57,22 +44,12 @@ struct exec_run {
   exec_run *prev, *next;
 };
 
-int ts_coll_exec_new(const ts_topo *t, ts_sim *sim, ts_net *net, ts_route *rt,
-                     ts_coll_exec **out) {
-  *out = calloc(1, sizeof **out);
-  if (!*out) return TS_ENOMEM;
-  (*out)->paths = malloc(COLL_PATH_STRIPES * sizeof *(*out)->paths);
-  if (!(*out)->paths) {
-    free(*out);
-    *out = NULL;
-    return TS_ENOMEM;
-  }
+int exec_coll_init(ts_exec *x) {
+  x->paths = malloc(EXEC_PATH_STRIPES * sizeof *x->paths);
+  if (!x->paths) return TS_ENOMEM;
   /* The cache is an optimisation: without memory for it, route every time. */
-  (*out)->cache = calloc(EXEC_CACHE_SLOTS, sizeof *(*out)->cache);
-  (*out)->t = t;
-  (*out)->sim = sim;
-  (*out)->net = net;
-  (*out)->rt = rt;
+  x->cache = calloc(EXEC_CACHE_SLOTS, sizeof *x->cache);
+  x->cache_mask = EXEC_CACHE_SLOTS - 1;
   return 0;
 }
 
@@ -89,8 +66,7 @@ static void run_unlink(exec_run *r) {
   if (r->next) r->next->prev = r->prev;
 }
 
-void ts_coll_exec_free(ts_coll_exec *x) {
-  if (!x) return;
+void exec_coll_fini(ts_exec *x) {
   while (x->runs) {
     exec_run *r = x->runs;
     run_unlink(r);
@@ -98,13 +74,12 @@ void ts_coll_exec_free(ts_coll_exec *x) {
   }
   free(x->paths);
   free(x->cache);
-  free(x);
 }
 
-uint64_t ts_coll_exec_transfers(const ts_coll_exec *x) { return x->transfers; }
-uint64_t ts_coll_exec_wire_bytes(const ts_coll_exec *x) { return x->wire_bytes; }
+uint64_t ts_exec_transfers(const ts_exec *x) { return x->transfers; }
+uint64_t ts_exec_wire_bytes(const ts_exec *x) { return x->wire_bytes; }
 
-int ts_coll_exec_status(const ts_coll_exec *x, ts_diag *d) {
+int ts_exec_status(const ts_exec *x, ts_diag *d) {
   if (x->err && d) *d = x->diag;
   return x->err;
 }
@@ -155,7 +130,7 @@ static void on_net_done(ts_net *net, void *ctx, uint64_t tag) {
 }
 
 static void fail(exec_run *r, int code, const ts_diag *d) {
-  ts_coll_exec *x = r->x;
+  ts_exec *x = r->x;
   if (!x->err) {
     x->err = code;
     x->diag = *d;
@@ -166,13 +141,13 @@ static void fail(exec_run *r, int code, const ts_diag *d) {
 /* Path set of one transfer: NVLS hops to/from a switch, else a route. */
 static int xfer_paths(exec_run *r, const ts_coll_xfer *xf, uint32_t *k,
                       ts_diag *d) {
-  ts_coll_exec *x = r->x;
+  ts_exec *x = r->x;
   if (xf->src_rank < 0 || xf->dst_rank < 0) {
     int to_gpu = xf->src_rank < 0;
     uint32_t gpu = (uint32_t)(to_gpu ? xf->dst : xf->src);
     uint32_t sw = (uint32_t)(to_gpu ? xf->src : xf->dst);
-    *k = coll_path_nvswitch(x->t, x->net, gpu, sw, to_gpu, x->paths,
-                            COLL_PATH_STRIPES);
+    *k = exec_path_nvswitch(x->t, x->net, gpu, sw, to_gpu, x->paths,
+                            EXEC_PATH_STRIPES);
     if (*k) return 0;
     return ts_diag_set(d, TS_EINVALID, NULL, 0, 0, "GPU '%s' has no NVLink to "
                        "switch '%s'", ts_topo_node_name(x->t, gpu),
@@ -182,28 +157,28 @@ static int xfer_paths(exec_run *r, const ts_coll_xfer *xf, uint32_t *k,
   uint32_t src = (uint32_t)xf->src, dst = (uint32_t)xf->dst;
   uint64_t flow = ((uint64_t)src * 0x9E3779B97F4A7C15ULL) ^
                   ((uint64_t)dst * 0xC2B2AE3D27D4EB4FULL) ^ xf->channel;
-  route_slot *slot = x->cache ? &x->cache[flow % EXEC_CACHE_SLOTS] : NULL;
+  route_slot *slot = x->cache ? &x->cache[flow & x->cache_mask] : NULL;
   if (slot && slot->valid && slot->src == src && slot->dst == dst &&
       slot->channel == xf->channel) {
     x->paths[0] = slot->path;
     *k = 1;
     return 0;
   }
-  int rc = coll_path_route(x->t, x->net, x->rt, src, dst, flow, 0, x->paths,
-                           COLL_PATH_STRIPES, k, d);
+  int rc = exec_path_route(x->t, x->net, x->rt, src, dst, flow, 0, x->paths,
+                           EXEC_PATH_STRIPES, k, d);
   if (!rc && *k == 1 && slot)
     *slot = (route_slot){src, dst, xf->channel, 1, x->paths[0]};
   return rc;
 }
 
 static void xfer_send(exec_run *r, uint32_t i) {
-  ts_coll_exec *x = r->x;
+  ts_exec *x = r->x;
   const ts_coll_xfer *xf = &ts_coll_plan_xfers(r->plan)[i];
   ts_diag d;
   ts_diag_clear(&d);
   uint32_t k = 0;
   int rc = xfer_paths(r, xf, &k, &d);
-  if (!rc) rc = coll_path_send(x->net, x->paths, k, xf->wire_bytes, xf->alpha,
+  if (!rc) rc = exec_path_send(x->net, x->paths, k, xf->wire_bytes, xf->alpha,
                                on_net_done, r, i);
   if (rc) {
     if (!d.msg[0])
@@ -257,9 +232,8 @@ static void on_start(ts_sim *sim, void *ctx, uint64_t arg) {
   if (--r->left == 0) run_finish(r);
 }
 
-int ts_coll_exec_start(ts_coll_exec *x, const ts_coll_plan *plan,
-                       double hbm_bw, ts_coll_done_fn fn, void *ctx,
-                       uint64_t tag) {
+int ts_exec_coll_start(ts_exec *x, const ts_coll_plan *plan, double hbm_bw,
+                       ts_coll_done_fn fn, void *ctx, uint64_t tag) {
   exec_run *r = calloc(1, sizeof *r);
   if (!r) return TS_ENOMEM;
   *r = (exec_run){x, plan, hbm_bw, fn, ctx, tag, ts_coll_plan_count(plan),

@@ -1,0 +1,92 @@
+/* ts_step_prog.h - one training step compiled into per-rank programs: the
+ * interface between `work`, which compiles a mapped workload (ts_work.h)
+ * into programs and depends on the topology only, and `exec`, which runs
+ * them on the engine (ts_step.h).
+ *
+ * A program is the compute stream of one rank in pipeline-schedule order:
+ * compute segments, the collectives it issues on its communication streams
+ * (one per group kind), the points where it waits for them, and pipeline
+ * sends and receives. Programs are shared (read-only) by every rank of the
+ * same (pipeline stage, EP index); anything rank-specific (group ids,
+ * peers, hosts) is resolved from the rank's ts_rank_label when run.
+ * docs/model.md ("Step model") describes schedules, streams and overlap.
+ *
+ * Cost: O(programs x program length), a program holding O(micro-batches x
+ * layers on its stage) instructions. Ownership: ts_step_compile fills a
+ * caller-owned struct whose arrays ts_step_progs_free releases. */
+#ifndef TOPSIM_TS_STEP_PROG_H
+#define TOPSIM_TS_STEP_PROG_H
+
+#include <stdint.h>
+
+#include "topsim/ts_coll_op.h"
+#include "topsim/ts_error.h"
+#include "topsim/ts_topo.h"
+#include "topsim/ts_units.h"
+#include "topsim/ts_work.h"
+
+/* Instruction opcodes. */
+enum {
+  TS_SI_COMP, /* compute segment: val ps */
+  TS_SI_COLL, /* issue a collective on stream `group` (ordinal ord) */
+  TS_SI_WAIT, /* wait until collective `ord` of stream `group` completed */
+  TS_SI_SEND, /* pipeline send to stage `peer`, receiver slot ord */
+  TS_SI_RECV  /* wait for pipeline message in own slot ord */
+};
+
+enum { TS_SI_F_COMBINE = 1 }; /* all-to-all in the combine orientation */
+
+typedef struct ts_step_ins {
+  uint8_t op;     /* TS_SI_* */
+  uint8_t group;  /* ts_group of COLL/WAIT */
+  uint8_t kind;   /* COLL: ts_coll_op; COMP: ts_phase; SEND/RECV: 0 fwd 1 bwd */
+  uint8_t flags;  /* TS_SI_F_* */
+  uint16_t chunk;
+  uint16_t peer;  /* SEND: destination pipeline stage */
+  int32_t layer;
+  int32_t micro;
+  uint32_t ord;
+  uint64_t val;   /* COMP: ps; COLL/SEND: bytes (ts_coll size) */
+  uint64_t sent;  /* COLL/SEND: bytes this rank sends (ts_work_comm) */
+  uint64_t cross; /* COLL: part of sent leaving the host */
+} ts_step_ins;
+
+typedef struct ts_step_prog {
+  ts_step_ins *ins;
+  uint32_t n, cap;
+  uint32_t *ords[TS_GROUP_COUNT]; /* collective ordinal -> instruction index */
+  uint32_t nords[TS_GROUP_COUNT], capords[TS_GROUP_COUNT];
+  ts_time_ps compute;             /* sum of COMP */
+  int fail;
+} ts_step_prog;
+
+/* A compiled step: programs and the facts a run reports. */
+typedef struct ts_step_progs {
+  ts_step_prog *prog;     /* [stage * ep + ep index] */
+  uint32_t nprogs;
+  uint32_t ranks, pp, ep;
+  uint32_t chunks;        /* model chunks (virtual stages) per rank */
+  uint32_t microbatches;  /* per pipeline per step */
+  double *ep_share;       /* [ep index]: share of routed tokens it
+                             receives (MoE), 0 for dense models */
+  double tokens_per_step;
+  double model_flops;     /* ts_work_step_model_flops */
+  double hw_flops;        /* ts_work_step_flops (with recompute) */
+  double peak_flops;      /* per GPU: bf16, or fp8 for fp8 models */
+} ts_step_progs;
+
+/* Compiles one step of w mapped by m on t into *out. TS_EINVALID (the
+ * mapping was made for another layout), TS_ENOMEM; d says why, and *out
+ * is left zeroed. */
+int ts_step_compile(const ts_workload *w, const ts_topo *t,
+                    const ts_mapping *m, ts_step_progs *out, ts_diag *d);
+
+/* Program rank r runs (r < out->ranks of the mapping it was compiled
+ * for). */
+const ts_step_prog *ts_step_progs_rank(const ts_step_progs *p,
+                                       const ts_mapping *m, uint32_t r);
+
+/* Frees the arrays of *p (zeroed or NULL is fine). */
+void ts_step_progs_free(ts_step_progs *p);
+
+#endif

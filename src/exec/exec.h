@@ -1,0 +1,130 @@
+/* exec.h - private layout of the runtime (ts_exec.h) and the pieces the
+ * exec_*.c files share.
+ *
+ * exec.c            ts_exec_create: engine, router, network, executor.
+ * exec_coll.c       the collective executor (plans on the engine).
+ * exec_path.c       endpoint pairs -> path sets (NVSwitch stripes, bundles).
+ * exec_coll_run.c   one collective on a topology (ts_coll_run.h) and the
+ *                   topology/network -> collective bridge.
+ * exec_p2p.c        point-to-point patterns (ts_p2p.h).
+ * exec_step_run.c   a training step: rank state machines, rendezvous.
+ * exec_step_coll.c  communicators and cached plans of a step.
+ * exec_step_trace.c trace slices and link utilization samples. */
+#ifndef TOPSIM_EXEC_H
+#define TOPSIM_EXEC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "topsim/ts_coll.h"
+#include "topsim/ts_exec.h"
+#include "topsim/ts_step.h"
+#include "topsim/ts_step_prog.h"
+
+struct exec_run;
+struct exec_route_slot;
+
+struct ts_exec {
+  const ts_topo *t;
+  ts_sim *sim;
+  ts_route *rt;
+  ts_net *net;
+  /* executor (exec_coll.c) */
+  ts_path *paths;                 /* scratch for one path set */
+  uint64_t transfers, wire_bytes;
+  int err;
+  ts_diag diag;
+  struct exec_run *runs;          /* live runs, freed with the runtime */
+  struct exec_route_slot *cache;  /* route cache, or NULL */
+  uint32_t cache_mask;            /* slots - 1 */
+};
+
+/* Executor state inside x: 0 or TS_ENOMEM. exec_coll_fini frees it and
+ * every run still live. */
+int exec_coll_init(ts_exec *x);
+void exec_coll_fini(ts_exec *x);
+
+/* Cost-model bandwidths of gpu; net NULL reads nominal link bandwidths. */
+void exec_coll_params(const ts_topo *t, const ts_net *net, uint32_t gpu,
+                      ts_coll_params *p);
+
+/* ---- step: collectives (exec_step_coll.c) ---- */
+
+typedef struct exec_plan_ent {
+  uint8_t op;
+  uint8_t flags;
+  uint64_t bytes, sent;
+  ts_coll_plan *plan;
+  struct exec_plan_ent *next;
+} exec_plan_ent;
+
+typedef struct exec_group {
+  ts_coll_comm *comm;
+  exec_plan_ent *plans;
+  uint32_t arrived;
+  uint8_t op;
+} exec_group;
+
+typedef struct exec_colls {
+  const ts_topo *t;
+  const ts_mapping *m;
+  const ts_step_progs *sp;
+  ts_coll_params params;
+  uint32_t compact_min;
+  exec_group *groups[TS_GROUP_COUNT]; /* [group id] */
+  ts_coll_plan **pp_plan;              /* [rank * 2 + dir] */
+} exec_colls;
+
+/* Cost-model parameters come from x's network as seen by rank 0's GPU. */
+int exec_colls_init(exec_colls *k, const ts_exec *x, const ts_mapping *m,
+                    const ts_step_progs *sp, uint32_t compact_min);
+void exec_colls_free(exec_colls *k);
+/* Plan for the collective issued by every member of group (g, id);
+ * member_ins[i] is member i's instruction (all-to-all rows). 0 or an error
+ * with d set. */
+int exec_colls_plan(exec_colls *k, ts_group g, uint32_t id,
+                    const ts_step_ins *const *member_ins, ts_coll_plan **out,
+                    ts_diag *d);
+/* Plan of a pipeline send from rank r in direction dir (0 fwd, 1 bwd) to
+ * rank peer. */
+int exec_colls_pp_plan(exec_colls *k, uint32_t r, uint32_t dir,
+                       uint32_t peer, uint64_t bytes, ts_coll_plan **out,
+                       ts_diag *d);
+
+static inline ts_step_dim exec_dim_of(uint32_t g) {
+  switch (g) {
+  case TS_GROUP_TP: return TS_DIM_TP;
+  case TS_GROUP_CP: return TS_DIM_CP;
+  case TS_GROUP_EP: return TS_DIM_EP;
+  case TS_GROUP_PP: return TS_DIM_PP;
+  default: return TS_DIM_DP;
+  }
+}
+
+/* ---- step: trace (exec_step_trace.c) ---- */
+
+typedef struct exec_trace {
+  uint8_t *on;                 /* per rank: record its slices */
+  ts_step_slice *v;
+  uint64_t n, cap;
+  uint32_t ndirs, cap_samples, nsamples;
+  ts_time_ps interval;         /* between samples; doubles when full */
+  ts_time_ps *t;               /* [sample] */
+  ts_time_ps *busy;            /* [sample * ndirs + dir], cumulative */
+  int fail;
+} exec_trace;
+
+/* Prepares recording for opts' trace ranks; samples every direction's busy
+ * time every `interval` (doubled whenever 64 samples are held) unless that
+ * would take more than 16M entries. 0 or TS_ENOMEM. */
+int exec_trace_init(exec_trace *T, const ts_step_opts *o, uint32_t ranks,
+                    uint32_t ndirs, ts_time_ps interval);
+void exec_trace_add(exec_trace *T, uint32_t rank, uint8_t stream,
+                    uint8_t kind, uint16_t chunk, int32_t layer,
+                    int32_t micro, ts_time_ps start, ts_time_ps dur);
+void exec_trace_sample(exec_trace *T, const ts_net *net, ts_time_ps now);
+/* Moves slices into r and turns samples of r->top links into counters. */
+int exec_trace_finish(exec_trace *T, ts_step_result *r);
+void exec_trace_free(exec_trace *T);
+
+#endif
