@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
+#include <signal.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/cli_args.h"
@@ -44,6 +46,7 @@ typedef struct sweep_state {
   ts_sweep_map *jobs; /* all topologies' mappings, in order */
   uint32_t njobs;
   ts_sweep_row *rows;
+  pid_t root_pid;
 } sweep_state;
 
 static void sweep_help(void) {
@@ -296,6 +299,11 @@ static int enumerate(sweep_state *s) {
 
 static void run_task(uint32_t task, void *ctx, void *out) {
   sweep_state *s = ctx;
+  /* Fault injection for tests/cli_sweep.sh: a worker process (never the
+   * parent) dies on this task, as a crash in the model would. */
+  const char *kill_at = getenv("TOPSIM_SWEEP_KILL_TASK");
+  if (kill_at && getpid() != s->root_pid && strtoul(kill_at, NULL, 10) == task)
+    raise(SIGKILL);
   const ts_sweep_map *m = &s->jobs[task];
   ts_sweep_row *row = out;
   row->index = task;
@@ -436,6 +444,7 @@ int cli_sweep(int argc, char **argv) {
   sweep_state s;
   memset(&s, 0, sizeof s);
   s.o = &o;
+  s.root_pid = getpid();
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   int rc = parse_opts(argc, argv, &o);

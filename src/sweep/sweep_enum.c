@@ -67,7 +67,10 @@ static void prune(ctx *c, ts_sweep_prune p, const char *fmt, ...) {
     char msg[200];
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    snprintf(c->out->example[p], sizeof c->out->example[p], "%s: %s", lab, msg);
+    if (p == TS_PRUNE_GPUS) /* the rest of the mapping is not chosen yet */
+      snprintf(c->out->example[p], sizeof c->out->example[p], "%s", msg);
+    else
+      snprintf(c->out->example[p], sizeof c->out->example[p], "%s: %s", lab, msg);
   }
 }
 
