@@ -14,6 +14,7 @@
 #include <sysexits.h>
 
 #include "cli/cli.h"
+#include "cli/cli_jobs.h"
 #include "cli/cli_plan_run.h"
 #include "topsim/ts_plan.h"
 #include "topsim/ts_report_plan.h"
@@ -27,6 +28,7 @@ typedef struct plan_opts {
   const char *emit;
   uint32_t sus_lo, sus_hi;  /* --sus A..B; 0 = no sweep */
   const char *workload;     /* --workload: predict a step per size */
+  cli_jobs_opts jobs;       /* --jobs, --quiet for the --workload steps */
 } plan_opts;
 
 static void plan_help(void) {
@@ -55,6 +57,9 @@ static void plan_help(void) {
       "  --copper-node-leaf      node-leaf cables are DAC: no transceivers\n"
       "  --json                  print JSON\n"
       "  --emit-yaml FILE        write the plan as a topology file\n"
+      "  --jobs N                with --workload: worker processes (default:\n"
+      "                          the cores; MPI ranks under mpirun/srun)\n"
+      "  --quiet                 no progress line on standard error\n"
       "  --workload FILE         with --sus: run one training step of FILE on\n"
       "                          each size (dp fills the GPUs) and print step\n"
       "                          time, tokens/s and scaling efficiency\n"
@@ -107,7 +112,7 @@ static int parse_sus(const char *s, plan_opts *o) {
 enum {
   O_GPUS = 256, O_NODES, O_SUS, O_PRESET, O_TEMPLATE, O_RADIX, O_SPEED,
   O_RAILS, O_PER_SU, O_OVERSUB, O_MIN_TIERS, O_MAX_TIERS, O_RESERVED, O_TPC,
-  O_COPPER, O_JSON, O_EMIT, O_WORKLOAD
+  O_COPPER, O_JSON, O_EMIT, O_WORKLOAD, O_JOBS, O_QUIET
 };
 
 static const struct option longopts[] = {
@@ -129,6 +134,8 @@ static const struct option longopts[] = {
     {"json", no_argument, NULL, O_JSON},
     {"emit-yaml", required_argument, NULL, O_EMIT},
     {"workload", required_argument, NULL, O_WORKLOAD},
+    {"jobs", required_argument, NULL, O_JOBS},
+    {"quiet", no_argument, NULL, O_QUIET},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}};
 
@@ -179,6 +186,8 @@ static int plan_opt(plan_opts *o, int c, const char *arg) {
   case O_WORKLOAD:
     o->workload = arg;
     return 0;
+  case O_JOBS: return cli_jobs_parse("plan", arg, &o->jobs.jobs);
+  case O_QUIET: o->jobs.quiet = 1; return 0;
   default: return cli_usage_error("plan", "unknown option");
   }
 }
@@ -278,7 +287,8 @@ static int run_sweep(plan_opts *o) {
   if (!st && ts_report_plan_sweep(rows, n, o->json, stdout)) st = EX_IOERR;
   if (!st && o->workload) {
     putchar('\n');
-    st = cli_plan_predict(&o->req, o->sus_lo, o->sus_hi, o->workload);
+    st = cli_plan_predict(&o->req, o->sus_lo, o->sus_hi, o->workload,
+                          &o->jobs);
   }
   for (uint32_t i = 0; i < n; i++) ts_plan_free(&rows[i]);
   free(rows);
@@ -291,5 +301,9 @@ int cli_plan(int argc, char **argv) {
   ts_plan_request_init(&o.req);
   int rc = parse_opts(argc, argv, &o);
   if (rc >= 0) return rc;
-  return o.sus_lo ? run_sweep(&o) : run_one(&o);
+  /* under mpirun/srun the --workload steps spread over the ranks */
+  if (o.workload && cli_jobs_init(&argc, &argv)) return EX_OSERR;
+  rc = o.sus_lo ? run_sweep(&o) : run_one(&o);
+  cli_jobs_finish();
+  return rc;
 }
