@@ -287,6 +287,65 @@ static void test_link_flap(void **state) {
   w_free(&w);
 }
 
+/* Reroute hook of the diamond below: n0 -> n3 over n2 (links 2, 3). */
+static uint32_t diamond_reroute(void *ctx, uint32_t src, uint32_t dst,
+                                uint64_t salt, uint32_t *path) {
+  (void)ctx, (void)salt;
+  if (src != 0 || dst != 3) return 0;
+  path[0] = 2 * 2;
+  path[1] = 2 * 3;
+  return 2;
+}
+
+/* Diamond n0-n1-n3 (links 0, 1: 10 GB/s) and n0-n2-n3 (links 2, 3:
+ * 5 GB/s). Flow A: 10 MB over n1; flow B: 5 MB over n2, both at t = 0.
+ * Link 1 dies at 500 us with a reroute hook:
+ *   A has carried 5 MB; it joins B on n2, each gets 2.5 GB/s;
+ *   B had 2.5 MB left at 500 us: done at 500 + 1000 = 1,500 us;
+ *   A then has 5 - 2.5 = 2.5 MB left alone at 5 GB/s: done at 2,000 us.
+ * Link bytes: links 0 and 1 carried A's first 5 MB (nothing after the
+ * move), links 2 and 3 carried B's 5 MB plus A's other 5 MB. Without a hook A
+ * stalls forever on the dead link (ts_sim_run ends with A undelivered).
+ * Chunk fidelity refuses the hook. */
+static void test_reroute(void **state) {
+  (void)state;
+  world w;
+  ts_topo *t = tg_new(4);
+  tg_link(t, 0, 1, 10 * GBs, 0);
+  tg_link(t, 1, 3, 10 * GBs, 0);
+  tg_link(t, 0, 2, 5 * GBs, 0);
+  tg_link(t, 2, 3, 5 * GBs, 0);
+  tg_done(&w, t, TS_NET_FLOW);
+  assert_int_equal(ts_net_set_reroute(w.net, diamond_reroute, NULL), 0);
+  uint32_t pa[] = {0, 2}, pb[] = {4, 6};
+  send1(&w, pa, 2, 10000000, 0, 0);
+  send1(&w, pb, 2, 5000000, 0, 1);
+  flap down = {&w, 1, 0.0};
+  ts_sim_schedule(w.sim, 500 * US, flap_ev, &down, 0, NULL);
+  run(&w);
+  assert_int_equal(w.done[1], 1500 * US);
+  assert_int_equal(w.done[0], 2000 * US);
+  ts_net_dir_stats ds;
+  assert_int_equal(ts_net_dir_stats_get(w.net, 0, &ds), 0);
+  assert_int_equal(ds.bytes, 5000000);
+  assert_int_equal(ts_net_dir_stats_get(w.net, 2, &ds), 0);
+  assert_int_equal(ds.bytes, 5000000);
+  for (uint32_t dir = 4; dir <= 6; dir += 2) {
+    assert_int_equal(ts_net_dir_stats_get(w.net, dir, &ds), 0);
+    assert_int_equal(ds.bytes, 10000000);
+  }
+  ts_net_stats ns;
+  ts_net_stats_get(w.net, &ns);
+  assert_int_equal(ns.reroutes, 1);
+  w_free(&w);
+
+  ts_topo *c = tg_new(2);
+  tg_link(c, 0, 1, 10 * GBs, 0);
+  tg_done(&w, c, TS_NET_CHUNK);
+  assert_int_equal(ts_net_set_reroute(w.net, diamond_reroute, NULL), TS_EUSAGE);
+  w_free(&w);
+}
+
 /* ---- split transfers ---------------------------------------------------- */
 
 /* n0 reaches n5 over 4 disjoint 2-hop paths via n1..n4, every link
@@ -507,6 +566,7 @@ int main(void) {
       cmocka_unit_test(test_degraded),
       cmocka_unit_test(test_down_and_bad_paths),
       cmocka_unit_test(test_link_flap),
+      cmocka_unit_test(test_reroute),
       cmocka_unit_test(test_split),
       cmocka_unit_test(test_flow_chunk_uncongested),
       cmocka_unit_test(test_flow_chunk_incast),

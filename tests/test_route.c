@@ -387,13 +387,84 @@ static void test_names(void **state) {
     assert_true(ts_route_link_up(st, l));
     assert_true(ts_route_link_factor(st, l) == (hit ? 0.5 : 1.0));
   }
-  assert_int_equal(ts_route_fail_by_name(st, t,
-                   "dgx0/compute0--compute/leaf-su0-r0", &d), 0);
-  ts_route *r = router(t, 1, st);
+  ts_route_state_free(st);
+  ts_topo_free(t);
+}
+
+/* 1 if path p visits the node named `name`. */
+static int visits(const ts_topo *t, const ts_path *p, const char *name) {
+  uint32_t id = id_of(t, name);
+  for (uint32_t i = 0; i < p->len; i++)
+    if (ts_topo_dir_head(t, p->dir[i]) == id) return 1;
+  return 0;
+}
+
+/* No direction of p is on a dead link. */
+static void assert_live(const ts_route_state *st, const ts_path *p) {
+  for (uint32_t i = 0; i < p->len; i++)
+    assert_true(ts_route_link_up(st, p->dir[i] >> 1));
+}
+
+/* Failover: with rail 0's leaf down (or just dgx0's rail-0 cable) the GPUs
+ * of rail 0 send and receive through their host's nearest live NIC (rail 1,
+ * compute1: same NUMA domain, rail distance 1) and stay rail-aligned on
+ * rail 1; every other GPU's route is the healthy one, hop for hop. */
+static void test_nic_failover(void **state) {
+  (void)state;
+  ts_topo *t = tu_load("topologies/superpod-a100-1su.yaml");
+  const char *fails[] = {"compute/leaf-su0-r0",
+                         "dgx0/compute0--compute/leaf-su0-r0", "dgx0/compute0"};
+  ts_route *healthy = router(t, 0, NULL);
+  for (int f = 0; f < 3; f++) {
+    ts_route_state *st;
+    assert_int_equal(ts_route_state_new(t, &st), 0);
+    assert_int_equal(ts_route_fail_by_name(st, t, fails[f], NULL), 0);
+    for (int pxn = 0; pxn < 2; pxn++) {
+      ts_route *r = router(t, !pxn, st);
+      ts_path p, q;
+      route(r, t, "dgx0/gpu0", "dgx5/gpu0", &p);
+      assert_live(st, &p);
+      assert_true(visits(t, &p, "dgx0/compute1"));
+      assert_int_equal(visits(t, &p, "dgx0/compute0"), 0);
+      /* the receive side moves only when dgx5's own rail-0 NIC is dead */
+      assert_int_equal(visits(t, &p, "dgx5/compute1"), f == 0);
+      if (f == 0) assert_true(visits(t, &p, "compute/leaf-su0-r1"));
+      route(r, t, "dgx5/gpu0", "dgx0/gpu0", &p);
+      assert_live(st, &p);
+      assert_true(visits(t, &p, "dgx0/compute1"));
+      route(r, t, "dgx0/gpu1", "dgx5/gpu1", &p);
+      route(healthy, t, "dgx0/gpu1", "dgx5/gpu1", &q);
+      assert_int_equal(p.len, q.len);
+      assert_memory_equal(p.dir, q.dir, p.len * sizeof p.dir[0]);
+      ts_route_free(r);
+    }
+    ts_route_state_free(st);
+  }
+  ts_route_free(healthy);
+  ts_topo_free(t);
+}
+
+/* Every compute NIC of dgx0 down: its GPUs are cut off, named as such;
+ * GPUs of other hosts still route. */
+static void test_host_cut_off(void **state) {
+  (void)state;
+  ts_topo *t = tu_load("topologies/superpod-a100-1su.yaml");
+  ts_route_state *st;
+  assert_int_equal(ts_route_state_new(t, &st), 0);
+  char name[64];
+  for (int n = 0; n < 8; n++) {
+    snprintf(name, sizeof name, "dgx0/compute%d", n);
+    assert_int_equal(ts_route_fail_by_name(st, t, name, NULL), 0);
+  }
+  ts_route *r = router(t, 0, st);
   ts_path p;
-  assert_int_equal(ts_route_path(r, id_of(t, "dgx0/gpu0"),
-                                 id_of(t, "dgx5/gpu0"), 0, &p, &d), TS_EINVALID);
-  assert_non_null(strstr(d.msg, "dgx0/compute0"));
+  ts_diag d;
+  ts_diag_clear(&d);
+  assert_int_equal(ts_route_path(r, id_of(t, "dgx3/gpu2"),
+                                 id_of(t, "dgx0/gpu2"), 0, &p, &d), TS_EINVALID);
+  print_message("  %s\n", d.msg);
+  assert_non_null(strstr(d.msg, "'dgx0/gpu2' is cut off from the fabric"));
+  route(r, t, "dgx3/gpu2", "dgx1/gpu2", &p);
   ts_route_free(r);
   ts_route_state_free(st);
   ts_topo_free(t);
@@ -516,6 +587,8 @@ int main(void) {
       cmocka_unit_test(test_ecmp_spread),
       cmocka_unit_test(test_spray),
       cmocka_unit_test(test_failed_spine),
+      cmocka_unit_test(test_nic_failover),
+      cmocka_unit_test(test_host_cut_off),
       cmocka_unit_test(test_all_spines_down),
       cmocka_unit_test(test_names),
       cmocka_unit_test(test_deterministic),

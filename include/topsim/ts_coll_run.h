@@ -22,6 +22,9 @@ typedef struct ts_coll_run_opts {
   ts_net_config net;        /* fidelity */
   ts_route_opts route;      /* PXN */
   const ts_route_state *state; /* failed / degraded links, or NULL */
+  const ts_faults *faults;     /* resolved what-if (ts_faults.h), or NULL:
+                                  fail/degrade on top of state, stragglers,
+                                  timed failures; borrowed */
   int compact;              /* rings as O(p) long-lived flows */
   int reduction_cost;       /* charge local reductions reduce_bytes / HBM
                                bandwidth before each send (default off:

@@ -35,6 +35,7 @@
 
 #include "topsim/ts_coll.h"
 #include "topsim/ts_error.h"
+#include "topsim/ts_faults.h"
 #include "topsim/ts_net.h"
 #include "topsim/ts_route.h"
 #include "topsim/ts_sim.h"
@@ -47,6 +48,9 @@ typedef struct ts_exec_opts {
   ts_route_opts route;         /* PXN or not */
   const ts_route_state *state; /* failed / degraded links, or NULL;
                                   borrowed, must outlive the runtime */
+  const ts_faults *faults;     /* resolved what-if (ts_faults.h), or NULL:
+                                  fail/degrade on top of state, stragglers,
+                                  timed failures; borrowed */
 } ts_exec_opts;
 
 /* Defaults: ts_net_config_default, PXN on, no failures. */
@@ -69,6 +73,10 @@ const ts_topo *ts_exec_topo(const ts_exec *x);
 ts_sim *ts_exec_sim(const ts_exec *x);
 ts_net *ts_exec_net(const ts_exec *x);
 ts_route *ts_exec_route(const ts_exec *x);
+
+/* Compute slowdown of the GPU with node id gpu under the runtime's faults
+ * (--straggler): >= 1, 1 when none. */
+double ts_exec_straggler(const ts_exec *x, uint32_t gpu);
 
 /* ---- topology and network -> collective layer ------------------------ */
 

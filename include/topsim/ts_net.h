@@ -79,6 +79,8 @@ typedef struct ts_net_stats {
   uint64_t rate_changes;       /* flow: flows whose rate actually changed */
   uint64_t chunks_sent;        /* chunk: chunk-hops serialised */
   uint64_t backpressure_waits; /* chunk: times a port waited for space */
+  uint64_t reroutes;           /* flow: flows moved off a link that went
+                                  down (ts_net_set_reroute) */
 } ts_net_stats;
 
 /* Fills *c with the defaults (flow fidelity, 64 KiB chunks, no limit). */
@@ -145,6 +147,19 @@ uint32_t ts_net_nvswitch_bundle(const ts_net *net, uint32_t gpu);
  * [0, 1]. */
 int ts_net_set_link_factor(ts_net *net, uint32_t link, double factor);
 
+/* Reroute hook: writes a live path from node src to node dst (at most
+ * TS_NET_MAX_HOPS directions) into path and returns its length, or 0 when
+ * there is none. salt distinguishes flows between the same ends (ECMP). */
+typedef uint32_t (*ts_net_reroute_fn)(void *ctx, uint32_t src, uint32_t dst,
+                                      uint64_t salt, uint32_t *path);
+/* Installs the hook used when a link's factor drops to 0: every flow
+ * crossing it (and every flow still in its alpha wait whose path does)
+ * moves to the hook's path with the bytes it has left, as adaptive routing
+ * or a transport retry would; the per-direction byte counters credit each
+ * path with what it carried. Without a hook (the default, fn NULL) such
+ * flows stall until the link comes back, and so do flows the hook finds no
+ * path for. Flow fidelity only: TS_EUSAGE under chunk fidelity. */
+int ts_net_set_reroute(ts_net *net, ts_net_reroute_fn fn, void *ctx);
 /* Effective bandwidth of direction dir now (bytes/s, factor applied);
  * 0 for an out-of-range dir. */
 double ts_net_dir_bandwidth(const ts_net *net, uint32_t dir);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "topsim/ts_error.h"
+#include "topsim/ts_faults.h"
 #include "topsim/ts_net.h"
 #include "topsim/ts_route.h"
 #include "topsim/ts_topo.h"
@@ -43,6 +44,9 @@ typedef struct ts_p2p_opts {
   ts_net_config net;        /* fidelity, chunk size, port buffers */
   ts_route_opts route;      /* PXN or not */
   const ts_route_state *state; /* failed/degraded links, or NULL */
+  const ts_faults *faults;     /* resolved what-if (ts_faults.h), or NULL:
+                                  fail/degrade on top of state, stragglers,
+                                  timed failures; borrowed */
   uint32_t spray;           /* 0: ECMP (one path); k > 0: split each
                                transfer over up to k equal-cost paths */
   int64_t alpha_ps;         /* per-message overhead; < 0: the largest

@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "topsim/ts_error.h"
+#include "topsim/ts_faults.h"
 #include "topsim/ts_exec.h"
 #include "topsim/ts_net.h"
 #include "topsim/ts_route.h"
@@ -52,6 +53,9 @@ typedef struct ts_step_opts {
   ts_net_config net;     /* fidelity (flow / chunk) */
   ts_route_opts route;   /* PXN or not */
   const ts_route_state *state; /* failed / degraded links, or NULL */
+  const ts_faults *faults;     /* resolved what-if (ts_faults.h), or NULL:
+                                  fail/degrade on top of state, stragglers,
+                                  timed failures; borrowed */
   int free_comm;         /* 1: every collective and send takes zero time */
   uint32_t compact_min;  /* groups of at least this size run the compact
                             ring (O(p) flows); smaller ones ts_coll auto.

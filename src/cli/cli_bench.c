@@ -11,16 +11,15 @@
 #include <sysexits.h>
 
 #include "cli/cli.h"
+#include "cli/cli_faults.h"
 #include "cli/cli_args.h"
 #include "topsim/ts_coll_run.h"
 #include "topsim/ts_p2p.h"
 
-#define MAX_FAULTS 64
 
 typedef struct bench_opts {
-  const char *file, *src, *dst, *pattern, *gpus, *fail[MAX_FAULTS];
-  const char *degrade[MAX_FAULTS];
-  uint32_t nfail, ndegrade;
+  const char *file, *src, *dst, *pattern, *gpus;
+  ts_faults faults;       /* --fail, --degrade, --straggler, --fail-at */
   uint64_t min_bytes, max_bytes, factor, seed;
   int json, stats;
   int coll;                 /* a collective (else point-to-point) */
@@ -65,13 +64,14 @@ static void bench_help(void) {
       "  --spray N            spray over at most N paths (default 64)\n"
       "  --no-pxn             send from the GPU's own NIC (default: PXN)\n"
       "  --alpha TIME         per-message overhead, e.g. 2us (default: the\n"
-      "                       network plane's software overhead; 0 in a node)\n"
-      "  --fail NAME          take a switch or link (A--B) down; repeatable\n"
-      "  --degrade NAME=F     scale a switch's or link's bandwidth by F\n"
+      "                       network plane's software overhead; 0 in a node)\n");
+  fputs(cli_faults_help, stdout);
+  printf(
       "output:\n"
       "  --json               JSON instead of the table\n"
       "  --stats              engine and network counters of the largest size\n"
       "  -h, --help           show this help\n\n"
+      "Stragglers slow compute only: a bench of communication is unchanged.\n\n"
       "exit status: 0 ok, 64 usage, 65 bad topology or no route, 66 no file\n");
 }
 
@@ -179,15 +179,9 @@ static int parse_opt(int c, const char *arg, bench_opts *o) {
   case 'P': o->p2p.route.no_pxn = 1; return 0;
   case 'j': o->json = 1; return 0;
   case 't': o->stats = 1; return 0;
-  case 'K':
-    if (o->nfail == MAX_FAULTS) return cli_usage_error("bench", "too many --fail");
-    o->fail[o->nfail++] = arg;
-    return 0;
-  case 'D':
-    if (o->ndegrade == MAX_FAULTS) return cli_usage_error("bench", "too many --degrade");
-    o->degrade[o->ndegrade++] = arg;
-    return 0;
   }
+  int st = 0;
+  if (cli_faults_opt("bench", c, arg, &o->faults, &st)) return st;
   return parse_coll_opt(c, arg, o);
 }
 
@@ -201,7 +195,7 @@ static int parse_opts(int argc, char **argv, bench_opts *o) {
       {"chunk-size", required_argument, NULL, 'C'}, {"port-buffer", required_argument, NULL, 'B'},
       {"routing", required_argument, NULL, 'R'},  {"spray", required_argument, NULL, 'S'},
       {"no-pxn", no_argument, NULL, 'P'},         {"alpha", required_argument, NULL, 'A'},
-      {"fail", required_argument, NULL, 'K'},     {"degrade", required_argument, NULL, 'D'},
+      CLI_FAULT_LONGOPTS,
       {"json", no_argument, NULL, 'j'},           {"stats", no_argument, NULL, 't'},
       {"algo", required_argument, NULL, 'a'},     {"proto", required_argument, NULL, 'q'},
       {"nodes", required_argument, NULL, 'n'},    {"channels", required_argument, NULL, 'c'},
@@ -284,35 +278,6 @@ static int make_pairs(const ts_topo *t, const bench_opts *o, ts_p2p_pairs *pairs
     free(set);
   }
   return rc ? cli_usage_error("bench", "%s", d.msg) : 0;
-}
-
-/* Parses "NAME=F" for --degrade. */
-static int split_degrade(const char *arg, char *name, size_t len, double *f) {
-  const char *eq = strrchr(arg, '=');
-  char *end;
-  if (!eq || (size_t)(eq - arg) >= len) return -1;
-  memcpy(name, arg, (size_t)(eq - arg));
-  name[eq - arg] = '\0';
-  *f = strtod(eq + 1, &end);
-  return *end || eq[1] == '\0' ? -1 : 0;
-}
-
-static int apply_faults(const ts_topo *t, const bench_opts *o, ts_route_state *s) {
-  ts_diag d;
-  ts_diag_clear(&d);
-  for (uint32_t i = 0; i < o->nfail; i++)
-    if (ts_route_fail_by_name(s, t, o->fail[i], &d))
-      return cli_usage_error("bench", "--fail: %s", d.msg);
-  for (uint32_t i = 0; i < o->ndegrade; i++) {
-    char name[256];
-    double f;
-    if (split_degrade(o->degrade[i], name, sizeof name, &f))
-      return cli_usage_error("bench", "--degrade takes NAME=FACTOR, e.g. "
-                             "compute/spine-g0-1=0.5");
-    if (ts_route_degrade_by_name(s, t, name, f, &d))
-      return cli_usage_error("bench", "--degrade: %s", d.msg);
-  }
-  return 0;
 }
 
 typedef struct bench_row {
@@ -500,7 +465,7 @@ static int run_coll(const ts_topo *t, bench_opts *o) {
   ts_coll_run_result last;
   o->cr.net = o->p2p.net; /* --fidelity, --chunk-size, --port-buffer */
   o->cr.route = o->p2p.route;
-  o->cr.state = o->p2p.state;
+  o->cr.faults = o->p2p.faults;
   int rc = coll_gpus(t, o, &g, &n) ? EX_USAGE : 0;
   if (!rc) rc = coll_sweep(t, o, g, n, rows, &nrows, &last);
   if (!rc && o->json) rc = coll_json(t, o, n, rows, nrows);
@@ -526,19 +491,17 @@ static int run_coll(const ts_topo *t, bench_opts *o) {
 }
 
 static int run_bench(const ts_topo *t, bench_opts *o) {
-  ts_route_state *state = NULL;
   ts_p2p_pairs pairs = {0};
   uint32_t set_size = 0, nrows = 0;
   bench_row rows[80];
   ts_p2p_result last;
-  int rc = ts_route_state_new(t, &state) ? EX_OSERR : 0;
-  if (!rc) rc = apply_faults(t, o, state);
-  o->p2p.state = state;
-  if (!rc && o->coll) {
-    rc = run_coll(t, o);
-    ts_route_state_free(state);
-    return rc;
-  }
+  ts_diag d;
+  ts_diag_clear(&d);
+  int rc = ts_faults_resolve(&o->faults, t, &d);
+  if (rc) return rc == TS_EUSAGE ? cli_usage_error("bench", "%s", d.msg)
+                                 : cli_fail(&d, rc);
+  o->p2p.faults = &o->faults;
+  if (o->coll) return run_coll(t, o);
   if (!rc) rc = make_pairs(t, o, &pairs, &set_size);
   if (!rc) rc = sweep(t, o, &pairs, rows, &nrows, &last);
   if (!rc && o->json) rc = print_json(t, o, set_size, pairs.count, rows, nrows);
@@ -553,7 +516,6 @@ static int run_bench(const ts_topo *t, bench_opts *o) {
     if (o->stats) print_stats(&last);
   }
   ts_p2p_pairs_free(&pairs);
-  ts_route_state_free(state);
   return rc;
 }
 
@@ -566,11 +528,12 @@ int cli_bench(int argc, char **argv) {
   o.max_bytes = 128ULL << 20;
   o.factor = 2;
   o.seed = 1;
+  ts_faults_init(&o.faults);
   int rc = parse_opts(argc, argv, &o);
-  if (rc) return rc < 0 ? 0 : rc;
   ts_topo *t = NULL;
-  rc = cli_load_topo(o.file, &t);
+  if (!rc) rc = cli_load_topo(o.file, &t);
   if (!rc) rc = run_bench(t, &o);
   ts_topo_free(t);
-  return rc;
+  ts_faults_free(&o.faults);
+  return rc < 0 ? 0 : rc;
 }

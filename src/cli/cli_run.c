@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_args.h"
+#include "cli/cli_faults.h"
 #include "topsim/ts_report_step.h"
 #include "topsim/ts_step.h"
 
@@ -21,6 +22,7 @@ typedef struct run_opts {
   uint32_t nsets;
   int json, stats, placement;
   ts_step_opts step;
+  ts_faults faults;     /* what-if: --fail, --straggler, --faults, ... */
 } run_opts;
 
 static void run_help(void) {
@@ -39,7 +41,9 @@ static void run_help(void) {
       "model:\n"
       "  --fidelity flow|chunk   max-min flows (default) or chunked queues\n"
       "  --no-pxn             send from the GPU's own NIC (default: PXN)\n"
-      "  --free-comm          every collective and send takes zero time\n"
+      "  --free-comm          every collective and send takes zero time\n");
+  fputs(cli_faults_help, stdout);
+  printf(
       "output:\n"
       "  --placement          print every rank's placement and groups, exit\n"
       "  --json               JSON instead of the text summary\n"
@@ -75,6 +79,7 @@ static const struct option longopts[] = {
     {"free-comm", no_argument, NULL, 'Z'},       {"placement", no_argument, NULL, 'p'},
     {"json", no_argument, NULL, 'j'},            {"trace", required_argument, NULL, 't'},
     {"trace-ranks", required_argument, NULL, 'r'}, {"stats", no_argument, NULL, 'S'},
+    CLI_FAULT_LONGOPTS,
     {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
 
 static const char *const set_keys[] = {
@@ -105,6 +110,8 @@ static int parse_opt(int c, const char *arg, run_opts *o) {
   case 'r': o->trace_ranks = arg; return 0;
   case 'S': o->stats = 1; return 0;
   }
+  int st = 0;
+  if (cli_faults_opt("run", c, arg, &o->faults, &st)) return st;
   return cli_usage_error("run", "unknown option");
 }
 
@@ -285,6 +292,14 @@ int cli_run(int argc, char **argv) {
   if (!rc) {
     ts_diag d;
     ts_diag_clear(&d);
+    int e = ts_faults_resolve(&o.faults, t, &d);
+    if (e) rc = e == TS_EUSAGE ? cli_usage_error("run", "%s", d.msg)
+                               : cli_fail(&d, e);
+    o.step.faults = &o.faults;
+  }
+  if (!rc) {
+    ts_diag d;
+    ts_diag_clear(&d);
     int e = ts_work_map(w, t, &m, &d);
     if (e) rc = cli_fail(&d, e);
   }
@@ -293,6 +308,7 @@ int cli_run(int argc, char **argv) {
   if (!rc && o.placement) print_placement(m, t);
   else if (!rc) rc = simulate(&o, w, m, t);
   for (uint32_t i = 0; i < o.nsets; i++) free(o.sets[i]);
+  ts_faults_free(&o.faults);
   ts_mapping_free(m);
   ts_topo_free(t);
   ts_workload_free(w);

@@ -34,13 +34,17 @@ int ts_exec_create(const ts_topo *t, const ts_exec_opts *o, ts_exec **out,
   if (!x) return ts_diag_set(d, TS_ENOMEM, NULL, 0, 0, "out of memory");
   x->t = t;
   ts_net_config nc = o->net;
+  int bundle_ok = 1;
+  int rc = exec_faults_state(x, o, &bundle_ok, d);
+  const ts_route_state *state = x->own_state ? x->own_state : o->state;
   /* NVSwitch bundles assume healthy chips (ts_net.h). */
-  nc.bundle_nvswitch &= exec_path_bundle_ok(t, o->state);
-  int rc = ts_sim_new(&x->sim);
-  if (!rc) rc = ts_route_new(t, &o->route, o->state, &x->rt, d);
+  nc.bundle_nvswitch &= bundle_ok;
+  if (!rc) rc = ts_sim_new(&x->sim);
+  if (!rc) rc = ts_route_new(t, &o->route, state, &x->rt, d);
   if (!rc) rc = ts_net_new(t, x->sim, &nc, &x->net);
-  if (!rc) rc = apply_state(x, o->state);
+  if (!rc) rc = apply_state(x, state);
   if (!rc) rc = exec_coll_init(x);
+  if (!rc) rc = exec_faults_arm(x, d);
   if (rc) {
     if (d && !d->msg[0])
       ts_diag_set(d, rc, NULL, 0, 0, "cannot build the engine: %s",
@@ -58,6 +62,7 @@ void ts_exec_free(ts_exec *x) {
   ts_net_free(x->net);
   ts_route_free(x->rt);
   ts_sim_free(x->sim);
+  ts_route_state_free(x->own_state);
   free(x);
 }
 

@@ -29,6 +29,9 @@ struct ts_exec {
   ts_sim *sim;
   ts_route *rt;
   ts_net *net;
+  /* what-if (exec_faults.c) */
+  const ts_faults *faults;        /* borrowed, or NULL */
+  ts_route_state *own_state;      /* state + static faults, or NULL */
   /* executor (exec_coll.c) */
   ts_path *paths;                 /* scratch for one path set */
   uint64_t transfers, wire_bytes;
@@ -38,6 +41,18 @@ struct ts_exec {
   struct exec_route_slot *cache;  /* route cache, or NULL */
   uint32_t cache_mask;            /* slots - 1 */
 };
+
+/* Builds x->own_state (o->state plus the static faults) when o has faults,
+ * and says in *bundle_ok whether NVSwitch bundling survives every fault,
+ * timed ones included. 0, TS_ENOMEM or the faults' error (d set). */
+int exec_faults_state(ts_exec *x, const ts_exec_opts *o, int *bundle_ok,
+                      ts_diag *d);
+/* Schedules x->faults' timed failures and installs the network's reroute
+ * hook when there are any. 0 or TS_EUSAGE (chunk fidelity) with d set. */
+int exec_faults_arm(ts_exec *x, ts_diag *d);
+
+/* Forgets every cached route (after a link died mid-run). */
+void exec_cache_reset(ts_exec *x);
 
 /* Executor state inside x: 0 or TS_ENOMEM. exec_coll_fini frees it and
  * every run still live. */

@@ -53,6 +53,11 @@ int exec_coll_init(ts_exec *x) {
   return 0;
 }
 
+void exec_cache_reset(ts_exec *x) {
+  if (x->cache)
+    memset(x->cache, 0, ((size_t)x->cache_mask + 1) * sizeof *x->cache);
+}
+
 static void run_free(exec_run *r) {
   free(r->pending);
   free(r->succ_off);

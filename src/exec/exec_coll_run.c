@@ -197,7 +197,7 @@ int ts_coll_run(const ts_topo *t, const uint32_t *gpus, uint32_t n,
                 ts_coll_run_result *out, ts_diag *d) {
   memset(out, 0, sizeof *out);
   if (n == 0) return ts_diag_set(d, TS_EUSAGE, NULL, 0, 0, "no GPUs selected");
-  ts_exec_opts eo = {o->net, o->route, o->state};
+  ts_exec_opts eo = {o->net, o->route, o->state, o->faults};
   ts_exec *x = NULL;
   int rc = ts_exec_create(t, &eo, &x, d);
   if (!rc) rc = lower_and_run(x, gpus, n, op, bytes, o, out, d);

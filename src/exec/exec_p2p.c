@@ -178,7 +178,7 @@ int ts_p2p_run(const ts_topo *t, const ts_p2p_pairs *pairs, uint64_t bytes,
   if (o->spray > TS_ROUTE_MAX_PATHS)
     return ts_diag_set(d, TS_EUSAGE, NULL, 0, 0, "spray over at most %d paths",
                        TS_ROUTE_MAX_PATHS);
-  ts_exec_opts eo = {o->net, o->route, o->state};
+  ts_exec_opts eo = {o->net, o->route, o->state, o->faults};
   ts_exec *x = NULL;
   int rc = ts_exec_create(t, &eo, &x, d);
   if (!rc)

@@ -23,6 +23,7 @@
  * after. Deterministic: ranks start in rank order, group members resume in
  * group order, the engine breaks time ties by insertion order.
  * Cost: O(instructions of all ranks + group members per instance). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -228,6 +229,13 @@ static void account(step_state *S, uint32_t r, const ts_step_ins *in,
   S->res->cross_node_mean[dim] += cross ? (double)in->sent : (double)in->cross;
 }
 
+/* Duration of a compute segment of `val` on rank r: a straggler GPU
+ * (--straggler) runs every kernel `factor` times slower. */
+static ts_time_ps comp_time(const step_state *S, uint32_t r, ts_time_ps val) {
+  double f = ts_exec_straggler(S->x, label(S, r)->gpu);
+  return f == 1.0 ? val : (ts_time_ps)llround((double)val * f);
+}
+
 /* Runs r's instructions until one waits. Returns after scheduling or
  * registering that wait, or when the program ends. */
 static void rank_run(step_state *S, uint32_t r) {
@@ -237,16 +245,18 @@ static void rank_run(step_state *S, uint32_t r) {
   while (R->pc < P->n && !S->err) {
     const ts_step_ins *in = &P->ins[R->pc];
     switch (in->op) {
-    case TS_SI_COMP:
+    case TS_SI_COMP: {
       R->pc++;
       if (!in->val) break;
-      R->bd.compute += in->val;
+      ts_time_ps dur = comp_time(S, r, in->val);
+      R->bd.compute += dur;
       R->wait = W_COMP;
       exec_trace_add(&S->trace, r, TS_STEP_STREAM_COMPUTE, in->kind,
-                     in->chunk, in->layer, in->micro, now, in->val);
-      if (ts_sim_schedule_in(S->sim, in->val, on_event, S, TAG_COMP | r, NULL))
+                     in->chunk, in->layer, in->micro, now, dur);
+      if (ts_sim_schedule_in(S->sim, dur, on_event, S, TAG_COMP | r, NULL))
         fail(S, TS_ELIMIT);
       return;
+    }
     case TS_SI_COLL:
       R->pc++;
       account(S, r, in, exec_dim_of(in->group), false);
@@ -322,7 +332,7 @@ static int alloc_state(step_state *S) {
 }
 
 static int engine_new(step_state *S) {
-  ts_exec_opts eo = {S->o->net, S->o->route, S->o->state};
+  ts_exec_opts eo = {S->o->net, S->o->route, S->o->state, S->o->faults};
   int rc = ts_exec_create(S->t, &eo, &S->x, S->d);
   if (rc) return rc;
   S->sim = ts_exec_sim(S->x);
@@ -378,11 +388,16 @@ static void top_links(step_state *S) {
 static void breakdowns(step_state *S) {
   ts_step_result *r = S->res;
   uint32_t n = S->nranks;
-  for (uint32_t i = 0; i < n; i++)
-    if (S->rank[i].finish > r->step_time) {
-      r->step_time = S->rank[i].finish;
+  /* Critical: a rank finishing last; among those the one that computed
+   * longest (it waited least: a straggler, not the ranks it held up). */
+  for (uint32_t i = 0; i < n; i++) {
+    const step_rank *R = &S->rank[i], *C = &S->rank[r->critical_rank];
+    if (R->finish > r->step_time ||
+        (R->finish == r->step_time && R->bd.compute > C->bd.compute)) {
+      r->step_time = R->finish;
       r->critical_rank = i;
     }
+  }
   for (uint32_t i = 0; i < n; i++) {
     ts_step_breakdown *b = &r->rank_breakdown[i];
     *b = S->rank[i].bd;

@@ -150,8 +150,7 @@ static uint32_t net_dir_tail(const ts_topo *t, uint32_t dir) {
   return (dir & 1) ? l->b : l->a;
 }
 
-static int net_check_path(const ts_net *net, const uint32_t *path,
-                          uint32_t hops) {
+int net_path_check(const ts_net *net, const uint32_t *path, uint32_t hops) {
   if (hops == 0 || !path) return TS_EUSAGE;
   if (hops > TS_NET_MAX_HOPS) return TS_ELIMIT;
   for (uint32_t i = 0; i < hops; i++) {
@@ -254,7 +253,7 @@ int ts_net_send_weighted(ts_net *net, const uint32_t *const *paths,
   uint64_t rem;
   if (split_weights(weights, k, bytes, &wsum, &rem)) return TS_EUSAGE;
   for (uint32_t i = 0; i < k; i++) {
-    int rc = net_check_path(net, paths[i], hops[i]);
+    int rc = net_path_check(net, paths[i], hops[i]);
     if (rc) return rc;
   }
   uint64_t total_hops = 0;
@@ -294,6 +293,13 @@ int ts_net_set_link_factor(ts_net *net, uint32_t link, double factor) {
   return 0;
 }
 
+int ts_net_set_reroute(ts_net *net, ts_net_reroute_fn fn, void *ctx) {
+  if (fn && net->cfg.fidelity != TS_NET_FLOW) return TS_EUSAGE;
+  net->reroute = fn;
+  net->reroute_ctx = ctx;
+  return 0;
+}
+
 double ts_net_dir_bandwidth(const ts_net *net, uint32_t dir) {
   return dir < net->ndirs ? net->dirs[dir].cap : 0.0;
 }
@@ -324,7 +330,7 @@ int ts_net_stats_print(const ts_net *net, FILE *f) {
       "bytes_delivered: %llu\nsolves: %llu\nsolves_skipped: %llu\n"
       "flows_touched: %llu\n"
       "max_flows_touched: %llu\nrate_changes: %llu\nchunks_sent: %llu\n"
-      "backpressure_waits: %llu\n",
+      "backpressure_waits: %llu\nreroutes: %llu\n",
       net->be->name, (unsigned long long)s->transfers_started,
       (unsigned long long)s->transfers_finished,
       (unsigned long long)s->flows_started,
@@ -336,6 +342,7 @@ int ts_net_stats_print(const ts_net *net, FILE *f) {
       (unsigned long long)s->max_flows_touched,
       (unsigned long long)s->rate_changes,
       (unsigned long long)s->chunks_sent,
-      (unsigned long long)s->backpressure_waits);
+      (unsigned long long)s->backpressure_waits,
+      (unsigned long long)s->reroutes);
   return rc < 0 ? TS_EIO : 0;
 }

@@ -63,6 +63,8 @@ struct ts_net {
   double *link_bw;        /* per link: bandwidth before the factor (an
                              NVSwitch bundle's representative holds the
                              sum of its members) */
+  ts_net_reroute_fn reroute;  /* NULL: flows on a down link stall */
+  void *reroute_ctx;
   net_req *reqs;
   uint32_t nreqs, reqs_cap, req_free;
   ts_net_stats st;
@@ -90,6 +92,10 @@ extern const net_backend net_chunk_backend;
 /* Backend -> common: one flow of req delivered `bytes` now. Fires the
  * user callback when it was the request's last flow. */
 void net_flow_delivered(ts_net *net, uint32_t req, uint64_t bytes);
+
+/* 0 if path is a valid, contiguous, live path; TS_EUSAGE (empty),
+ * TS_ELIMIT (too long) or TS_EINVALID otherwise. */
+int net_path_check(const ts_net *net, const uint32_t *path, uint32_t hops);
 
 /* Busy-period bookkeeping: a direction gains / loses one user. */
 void net_dir_enter(ts_net *net, uint32_t dir);

@@ -50,6 +50,7 @@ typedef struct flow {
   uint32_t mark;        /* == solve stamp: in the component */
   uint32_t frozen;      /* == solve stamp: rate fixed this solve */
   uint32_t bneck;       /* direction that fixed the rate at the last solve */
+  uint64_t moved;       /* bytes credited to an earlier path (reroutes) */
   uint8_t state;
 } flow;
 
@@ -380,7 +381,7 @@ static void flow_finish(ts_net *net, uint32_t fi) {
     if (m->prev != NET_NONE) s->mem[m->prev].next = m->next;
     else s->dirs[m->dir].head = m->next;
     if (m->next != NET_NONE) s->mem[m->next].prev = m->prev;
-    net->dirs[m->dir].bytes += f->bytes;
+    net->dirs[m->dir].bytes += f->bytes - f->moved;
     net_dir_leave(net, m->dir);
     flow_mark_dirty(net, m->dir);
   }
@@ -409,6 +410,10 @@ static void flow_drain_ev(ts_sim *sim, void *ctx, uint64_t arg) {
   flow_finish(net, (uint32_t)arg);
 }
 
+static int flow_path_down(const ts_net *net, const flow *f);
+static void flow_new_path(ts_net *net, uint32_t fi);
+static void flow_link(ts_net *net, uint32_t fi);
+
 static void flow_activate(ts_net *net, uint32_t fi) {
   flow_state *s = fs_of(net);
   flow *f = &s->flows[fi];
@@ -420,6 +425,14 @@ static void flow_activate(ts_net *net, uint32_t fi) {
     flow_finish(net, fi);
     return;
   }
+  if (net->reroute && flow_path_down(net, f)) flow_new_path(net, fi);
+  flow_link(net, fi);
+}
+
+/* Puts flow fi in the list of every direction of its path. */
+static void flow_link(ts_net *net, uint32_t fi) {
+  flow_state *s = fs_of(net);
+  flow *f = &s->flows[fi];
   for (uint32_t h = 0; h < f->hops; h++) {
     uint32_t mi = f->m0 + h;
     member *m = &s->mem[mi];
@@ -432,6 +445,92 @@ static void flow_activate(ts_net *net, uint32_t fi) {
     flow_mark_dirty(net, m->dir);
   }
   s->dirty_hard = 1;
+}
+
+/* ---- rerouting around links that went down (ts_net_set_reroute) ------- */
+
+/* 1 if some direction of f's path has no capacity (its link is down). */
+static int flow_path_down(const ts_net *net, const flow *f) {
+  const flow_state *s = net->bstate;
+  for (uint32_t h = 0; h < f->hops; h++)
+    if (net->factor[s->mem[f->m0 + h].dir >> 1] <= 0.0) return 1;
+  return 0;
+}
+
+/* Asks the hook for a live path between f's ends and moves f onto it (f is
+ * in no direction list). Without one f keeps its path and stalls there
+ * until the link returns, as it would without a hook. */
+static void flow_new_path(ts_net *net, uint32_t fi) {
+  flow_state *s = fs_of(net);
+  flow *f = &s->flows[fi];
+  uint32_t path[TS_NET_MAX_HOPS];
+  uint32_t src = ts_topo_dir_head(net->topo, s->mem[f->m0].dir ^ 1u);
+  uint32_t dst = ts_topo_dir_head(net->topo, s->mem[f->m0 + f->hops - 1].dir);
+  uint32_t hops = net->reroute(net->reroute_ctx, src, dst, fi, path);
+  if (hops == 0 || hops > TS_NET_MAX_HOPS ||
+      net_path_check(net, path, hops) != 0)
+    return;
+  NET_ASSERT(flow_reserve(net, 0, hops, 0) == 0, "out of memory rerouting");
+  mem_release(s, f->m0, f->hops);
+  f = &s->flows[fi];
+  f->m0 = mem_alloc(s, hops);
+  f->hops = hops;
+  f->tail_lat = 0;
+  for (uint32_t h = 0; h < hops; h++) {
+    s->mem[f->m0 + h] = (member){fi, path[h], NET_NONE, NET_NONE};
+    f->tail_lat += net->dirs[path[h]].lat;
+  }
+  net->st.reroutes++;
+}
+
+/* Takes an active flow off its directions, crediting them the bytes it has
+ * carried so far, with its drain event cancelled and bytes settled. */
+static void flow_unlink(ts_net *net, uint32_t fi) {
+  flow_state *s = fs_of(net);
+  flow *f = &s->flows[fi];
+  flow_settle(net, f);
+  if (f->ev != TS_SIM_NO_EVENT) ts_sim_cancel(net->sim, f->ev);
+  f->ev = TS_SIM_NO_EVENT;
+  uint64_t done = f->bytes - (uint64_t)llround(f->left > 0 ? f->left : 0);
+  for (uint32_t h = 0; h < f->hops; h++) {
+    member *m = &s->mem[f->m0 + h];
+    if (m->prev != NET_NONE) s->mem[m->prev].next = m->next;
+    else s->dirs[m->dir].head = m->next;
+    if (m->next != NET_NONE) s->mem[m->next].prev = m->prev;
+    net->dirs[m->dir].bytes += done - f->moved;
+    net_dir_leave(net, m->dir);
+    flow_mark_dirty(net, m->dir);
+  }
+  f->moved = done;
+  f->rate = 0;
+}
+
+/* Link went down: every active flow crossing it moves to a path the hook
+ * gives (bytes left carried over, rates re-solved). O(flows on the link x
+ * hops) plus one route each. */
+static void flow_link_down(ts_net *net, uint32_t link) {
+  flow_state *s = fs_of(net);
+  uint32_t n = 0;
+  for (uint32_t side = 0; side < 2; side++)
+    for (uint32_t m = s->dirs[2 * link + side].head; m != NET_NONE;
+         m = s->mem[m].next)
+      n++;
+  if (!n) return;
+  uint32_t *fl = malloc(n * sizeof *fl);
+  NET_ASSERT(fl != NULL, "out of memory rerouting");
+  n = 0;
+  for (uint32_t side = 0; side < 2; side++)
+    for (uint32_t m = s->dirs[2 * link + side].head; m != NET_NONE;
+         m = s->mem[m].next)
+      fl[n++] = s->mem[m].flow;
+  for (uint32_t i = 0; i < n; i++) {
+    if (s->flows[fl[i]].state != FLOW_ACTIVE || !flow_path_down(net, &s->flows[fl[i]]))
+      continue;  /* a flow on both directions is moved once */
+    flow_unlink(net, fl[i]);
+    flow_new_path(net, fl[i]);
+    flow_link(net, fl[i]);
+  }
+  free(fl);
 }
 
 static void flow_start_ev(ts_sim *sim, void *ctx, uint64_t arg) {
@@ -465,6 +564,8 @@ static void flow_start(ts_net *net, uint32_t req, const uint32_t *path,
 static void flow_capacity_changed(ts_net *net, uint32_t dir) {
   flow_mark_dirty(net, dir);
   fs_of(net)->dirty_hard = 1;
+  if (net->reroute && (dir & 1u) && net->factor[dir >> 1] <= 0.0)
+    flow_link_down(net, dir >> 1);
 }
 
 /* ---- setup ------------------------------------------------------------ */

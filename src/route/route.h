@@ -109,6 +109,14 @@ int route_host_path(route_walk *w, uint32_t a, uint32_t b);
 uint32_t route_host_nic(const ts_route *r, int32_t host, uint16_t plane,
                         int16_t rail, int16_t local);
 
+/* 1 if the NIC has a live link into its plane and (if it has any) a live
+ * link to its host. */
+bool route_nic_usable(const ts_route *r, uint32_t nic);
+/* The NIC a GPU uses on `plane`: its own when usable, else the host's
+ * nearest usable one (failover); ROUTE_NONE when the host has no NIC on the
+ * plane or none is usable. */
+uint32_t route_live_nic(const ts_route *r, uint32_t gpu, uint16_t plane);
+
 /* route_fabric.c: NIC a -> NIC b over their plane. 0 or TS_EINVALID. */
 int route_fabric(route_walk *w, uint32_t nic_a, uint32_t nic_b);
 

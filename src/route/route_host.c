@@ -15,6 +15,12 @@
  *                        NIC i on the compute plane);
  *   aux                  GPU -> ordinal; NIC -> lowest GPU that maps to it
  *                        (the PXN proxy), or ROUTE_NONE.
+ * Failover (route_live_nic, only when the GPU's own NIC is unusable under
+ * the link state: its fabric link, its leaf or the NIC itself is down):
+ *   the host's usable NIC on the plane in the GPU's NUMA domain first, then
+ *   any, nearest rail first (cyclic distance in rail or local index, ties
+ *   to the lower index), as NCCL falls back to a non-local NIC. O(devices of
+ *   the host x NIC degree) per call, paid only by routes of affected GPUs.
  * Walks:
  *   route_nvlink     direct NVLink, else an NVSwitch both GPUs link to (any
  *                    host: NVL72 domains): O(deg a + deg b) with stamps;
@@ -188,6 +194,75 @@ uint32_t route_host_nic(const ts_route *r, int32_t host, uint16_t plane,
       return r->host_nodes[i];
   }
   return ROUTE_NONE;
+}
+
+/* ---- NIC failover ---- */
+
+/* A NIC can carry traffic: a live link into a switch of its plane, and a
+ * live PCIe/C2C link to its host when it has any. O(NIC degree). */
+bool route_nic_usable(const ts_route *r, uint32_t nic) {
+  const ts_topo *t = r->t;
+  bool fabric = false, host = false, has_host = false;
+  uint32_t want = route_class(TS_NODE_SWITCH, 0, t->nodes[nic].plane);
+  for (uint32_t i = t->adj_off[nic]; i < t->adj_off[nic + 1]; i++) {
+    uint32_t link = t->adj[i] >> 1;
+    bool live = route_live(r, link);
+    if ((r->nclass[r->adj_head[i]] & ROUTE_CLASS_PLANE_KIND) == want)
+      fabric |= live;
+    else if (pcie_kind(t->links[link].kind)) {
+      has_host = true;
+      host |= live;
+    }
+  }
+  return fabric && (host || !has_host);
+}
+
+/* Index of a NIC for rail distances: its rail when labelled, else local. */
+static int32_t nic_index(const ts_node *n) {
+  return n->rail >= 0 ? n->rail : n->local;
+}
+
+/* Cyclic distance between indices a and b among `count` NICs. */
+static uint32_t ring_dist(int32_t a, int32_t b, uint32_t count) {
+  uint32_t d = (uint32_t)(a > b ? a - b : b - a);
+  return count && d > count - d ? count - d : d;
+}
+
+/* Usable NIC of host h on plane p nearest to `home` (see the file header),
+ * or ROUTE_NONE. */
+static uint32_t nearest_nic(const ts_route *r, uint32_t gpu, uint32_t home) {
+  const ts_topo *t = r->t;
+  const ts_node *g = &t->nodes[gpu], *hn = &t->nodes[home];
+  uint32_t lo = r->host_off[g->host], hi = r->host_off[g->host + 1];
+  uint32_t count = 0, best = ROUTE_NONE;
+  uint64_t best_key = UINT64_MAX;
+  for (uint32_t i = lo; i < hi; i++) {
+    const ts_node *n = &t->nodes[r->host_nodes[i]];
+    count += n->kind == TS_NODE_NIC && n->plane == hn->plane;
+  }
+  for (uint32_t i = lo; i < hi; i++) {
+    uint32_t id = r->host_nodes[i];
+    const ts_node *n = &t->nodes[id];
+    if (n->kind != TS_NODE_NIC || n->plane != hn->plane ||
+        !route_nic_usable(r, id))
+      continue;
+    uint64_t key = (uint64_t)(g->numa < 0 || n->numa != g->numa) << 40 |
+                   (uint64_t)ring_dist(nic_index(n), nic_index(hn), count)
+                       << 20 |
+                   (uint64_t)(uint32_t)nic_index(n);
+    if (key < best_key) {
+      best_key = key;
+      best = id;
+    }
+  }
+  return best;
+}
+
+uint32_t route_live_nic(const ts_route *r, uint32_t gpu, uint16_t plane) {
+  uint32_t home = r->gpu_nic[(size_t)r->aux[gpu] * r->planes + plane];
+  if (home == ROUTE_NONE || !r->state || route_nic_usable(r, home))
+    return home;
+  return nearest_nic(r, gpu, home);
 }
 
 /* ---- NVLink ---- */

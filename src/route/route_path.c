@@ -7,7 +7,10 @@
  * With PXN the source leaves from its host's NIC on the destination NIC's
  * rail (rails unlabelled: the same local NIC index), first hopping over
  * NVLink to that NIC's own GPU when it is not the source; if the two GPUs
- * share no NVLink the source reaches that NIC over PCIe instead. A route
+ * share no NVLink the source reaches that NIC over PCIe instead. A GPU
+ * whose own NIC is unusable (its cable, leaf or the NIC itself down) sends
+ * and receives through the host's nearest usable NIC (route_host.c); rails
+ * of everyone else are unchanged. A route
  * with a NIC endpoint uses that NIC's plane; a GPU endpoint joins it
  * through its NIC on that plane (over PCIe), or directly over PCIe when the
  * NIC is in its own host.
@@ -123,11 +126,13 @@ static uint32_t gpu_nic(const ts_route *r, uint32_t gpu, uint16_t plane) {
 }
 
 /* GPU -> its sending NIC: PXN hop over NVLink to the NIC's GPU when the NIC
- * is not the GPU's own, then PCIe. */
+ * is not the GPU's own, then PCIe (without PXN: PCIe only, as GPUDirect
+ * RDMA to a non-local NIC goes). */
 static int route_leave(route_walk *w, uint32_t gpu, uint32_t nic) {
   uint32_t proxy = w->r->aux[nic];
   uint16_t plane = w->t->nodes[nic].plane;
-  if (proxy != ROUTE_NONE && proxy != gpu && gpu_nic(w->r, gpu, plane) != nic) {
+  if (!w->r->opts.no_pxn && proxy != ROUTE_NONE && proxy != gpu &&
+      gpu_nic(w->r, gpu, plane) != nic) {
     int rc = route_nvlink(w, gpu, proxy);
     if (rc < 0) return rc;
     if (rc) return route_host_path(w, proxy, nic);
@@ -135,20 +140,38 @@ static int route_leave(route_walk *w, uint32_t gpu, uint32_t nic) {
   return route_host_path(w, gpu, nic);
 }
 
-/* Backend plane for two GPUs on different hosts (a decision point). */
-static bool backend_ok(const route_walk *w, uint16_t p) {
-  return w->t->planes[p].kind == TS_PLANE_BACKEND &&
-         gpu_nic(w->r, w->src, p) != ROUTE_NONE &&
-         gpu_nic(w->r, w->dst, p) != ROUTE_NONE;
+/* Backend plane for two GPUs on different hosts (a decision point): both
+ * hosts have a NIC there (`live`: a usable one, after failover). */
+static bool backend_ok(const route_walk *w, uint16_t p, bool live) {
+  if (w->t->planes[p].kind != TS_PLANE_BACKEND) return false;
+  if (!live)
+    return gpu_nic(w->r, w->src, p) != ROUTE_NONE &&
+           gpu_nic(w->r, w->dst, p) != ROUTE_NONE;
+  return route_live_nic(w->r, w->src, p) != ROUTE_NONE &&
+         route_live_nic(w->r, w->dst, p) != ROUTE_NONE;
+}
+
+/* Names the GPU whose host has NICs on the backend but none usable. */
+static int route_cut_off(route_walk *w) {
+  uint32_t g = w->src;
+  for (uint16_t p = 0; p < w->r->planes; p++)
+    if (backend_ok(w, p, false) && route_live_nic(w->r, w->src, p) != ROUTE_NONE)
+      g = w->dst;
+  return route_fail(w, "'%s' is cut off from the fabric: every NIC of its "
+                    "host on the backend is down", nm(w->t, g));
 }
 
 static int route_backend(route_walk *w, uint16_t *plane) {
-  uint32_t n = 0;
-  for (uint16_t p = 0; p < w->r->planes; p++) n += backend_ok(w, p);
+  uint32_t n = 0, any = 0;
+  for (uint16_t p = 0; p < w->r->planes; p++) {
+    n += backend_ok(w, p, true);
+    any += backend_ok(w, p, false);
+  }
+  if (!n && any) return route_cut_off(w);
   if (!n) return route_fail(w, "no NVLink and no backend plane joins them");
   uint32_t k = route_choose(&w->pick, n);
   for (uint16_t p = 0; p < w->r->planes; p++)
-    if (backend_ok(w, p) && k-- == 0) *plane = p;
+    if (backend_ok(w, p, true) && k-- == 0) *plane = p;
   return 0;
 }
 
@@ -160,11 +183,13 @@ static int route_gpus(route_walk *w) {
   if (hs >= 0 && hs == hd) return route_host_path(w, w->src, w->dst);
   uint16_t p = 0;
   if ((rc = route_backend(w, &p))) return rc;
-  uint32_t nic_t = gpu_nic(w->r, w->dst, p), nic_s = gpu_nic(w->r, w->src, p);
+  uint32_t nic_t = route_live_nic(w->r, w->dst, p);
+  uint32_t nic_s = route_live_nic(w->r, w->src, p);
   if (!w->r->opts.no_pxn) {
     const ts_node *n = &t->nodes[nic_t];
     uint32_t x = route_host_nic(w->r, hs, p, n->rail, n->local);
-    if (x != ROUTE_NONE) nic_s = x;
+    if (x != ROUTE_NONE && (!w->r->state || route_nic_usable(w->r, x)))
+      nic_s = x;
   }
   if ((rc = route_leave(w, w->src, nic_s))) return rc;
   if ((rc = route_fabric(w, nic_s, nic_t))) return rc;
@@ -175,7 +200,7 @@ static int route_gpus(route_walk *w) {
 static uint32_t route_nic_of(const ts_route *r, uint32_t e, uint16_t p) {
   if (r->t->nodes[e].kind == TS_NODE_NIC)
     return r->t->nodes[e].plane == p ? e : ROUTE_NONE;
-  return gpu_nic(r, e, p);
+  return route_live_nic(r, e, p);
 }
 
 /* At least one endpoint is a NIC: use its plane. */
