@@ -17,7 +17,7 @@ typedef struct sweep_domains {
   int32_t *dom;       /* [rank]: dense domain id, -1 without NVLink */
   uint32_t n, largest;
   uint32_t memo_n;
-  uint32_t memo[64][3]; /* tp, stride, inside */
+  uint32_t memo[256][3]; /* tp, stride, inside */
 } sweep_domains;
 
 int sweep_domains_init(sweep_domains *s, const ts_topo *t, uint32_t n);

@@ -246,7 +246,7 @@ bool sweep_tp_inside(sweep_domains *s, const ts_sweep_map *m) {
         ok = d0 >= 0 && s->dom[base + lo + (uint64_t)i * stride] == d0;
       ok = ok && d0 >= 0;
     }
-  if (s->memo_n < 64) {
+  if (s->memo_n < 256) {
     s->memo[s->memo_n][0] = tp, s->memo[s->memo_n][1] = stride;
     s->memo[s->memo_n++][2] = ok;
   }

@@ -147,11 +147,12 @@ int ts_sweep_write_svg(const ts_sweep_row *rows, uint32_t n, const char *title,
              "www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d "
              "%d\" font-family=\"sans-serif\">\n", W, H, W, H);
   axes(xmax, ymax, title, f);
-  uint32_t nf = 0;
+  uint32_t nf = 0, nok = 0;
   char lab[160];
   fputs("<g class=\"points\" fill=\"#4a78b5\" fill-opacity=\"0.6\">\n", f);
   for (uint32_t i = 0; i < n; i++) {
     if (rows[i].status) continue;
+    nok++;
     double x = ML + (W - ML - MR) * (rows[i].map.mem_bytes / GIB) / xmax;
     double y = H - MB - (H - MT - MB) * rows[i].tokens_s / ymax;
     ts_sweep_map_label(&rows[i].map, lab, sizeof lab);
@@ -179,7 +180,7 @@ int ts_sweep_write_svg(const ts_sweep_row *rows, uint32_t n, const char *title,
   }
   fprintf(f, "</g>\n<text x=\"%d\" y=\"%d\" text-anchor=\"end\" font-size=\"11\" "
              "fill=\"#d62728\">Pareto front: %u of %u mappings</text>\n</svg>\n",
-          W - MR, MT - 6, nf, n);
+          W - MR, MT - 6, nf, nok);
   free(front);
   free(fr);
   return ferror(f) ? TS_EIO : 0;
