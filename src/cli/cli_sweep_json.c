@@ -6,7 +6,8 @@
 
 #include "cli/cli_sweep.h"
 
-static json_t *row_json(const ts_sweep_row *r, uint32_t rank, int front) {
+static json_t *row_json(const ts_sweep_row *r, uint32_t rank, int front,
+                        int dry_run) {
   const ts_sweep_map *m = &r->map;
   json_t *ex = json_object();
   static const char *const dims[TS_DIM_COUNT] = {"tp", "cp", "ep", "pp", "dp"};
@@ -21,7 +22,7 @@ static json_t *row_json(const ts_sweep_row *r, uint32_t rank, int front) {
       "micro_batch", (json_int_t)m->mb, "schedule", ts_schedule_name(m->schedule),
       "recompute", ts_recompute_name(m->recompute), "zero_stage",
       (json_int_t)m->zero, "distributed_optimizer", m->zero == 1, "order",
-      m->order, "status", r->status ? "failed" : "ok", "step_time_s", r->step_s,
+      m->order, "status", dry_run ? "not_run" : r->status ? "failed" : "ok", "step_time_s", r->step_s,
       "tokens_per_s", r->tokens_s, "mfu", r->mfu, "memory_per_gpu_bytes",
       (json_int_t)m->mem_bytes, "compute_s", r->compute_s, "exposed_s", ex,
       "bubble_s", r->bubble_s, "pareto", front,
@@ -39,7 +40,7 @@ static json_t *sweep_json(const ts_sweep_row *rows, const ts_sweep_set *z,
   if (front && !dry_run) ts_sweep_pareto(rows, z->n, front);
   for (uint32_t k = 0; k < z->n; k++) {
     ok += !dry_run && !rows[k].status;
-    json_array_append_new(arr, row_json(&rows[k], k + 1, front && front[k]));
+    json_array_append_new(arr, row_json(&rows[k], k + 1, front && front[k], dry_run));
   }
   free(front);
   return json_pack("{s:s, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:o}", "topology",
