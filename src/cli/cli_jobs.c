@@ -31,6 +31,10 @@
 #endif
 
 #define STOP UINT32_MAX
+/* A result message is the task number padded to HDR bytes, then the
+ * result: the padding keeps the result as aligned as malloc's block, so
+ * the task function may write doubles into it directly. */
+#define HDR 16
 
 static int mpi_rank, mpi_size = 1;
 #ifdef TOPSIM_MPI
@@ -123,12 +127,12 @@ static int write_full(int fd, const void *buf, size_t len) {
 /* The worker's loop; returns when told to stop or the parent is gone. */
 static void worker_loop(int task_fd, int result_fd, size_t size, cli_job_fn fn,
                         void *ctx) {
-  char *buf = malloc(sizeof(uint32_t) + size);
+  char *buf = calloc(1, HDR + size);
   uint32_t task;
   while (buf && !read_full(task_fd, &task, sizeof task) && task != STOP) {
     memcpy(buf, &task, sizeof task);
-    fn(task, ctx, buf + sizeof task);
-    if (write_full(result_fd, buf, sizeof task + size)) break;
+    fn(task, ctx, buf + HDR);
+    if (write_full(result_fd, buf, HDR + size)) break;
   }
   free(buf);
 }
@@ -204,10 +208,10 @@ typedef struct fork_run {
 static int on_ready(fork_run *r, uint32_t k) {
   worker *w = &r->w[k];
   uint32_t task;
-  if (!read_full(w->result_fd, r->buf, sizeof task + r->size)) {
+  if (!read_full(w->result_fd, r->buf, HDR + r->size)) {
     memcpy(&task, r->buf, sizeof task);
     if (task != w->task || task >= r->n) return -1;
-    memcpy(r->out + (size_t)task * r->size, r->buf + sizeof task, r->size);
+    memcpy(r->out + (size_t)task * r->size, r->buf + HDR, r->size);
     r->left--;
     progress_tick(r->p, r->left == 0);
     if (feed(w, &r->next, r->n)) return -1;
@@ -269,7 +273,7 @@ static int run_workers(uint32_t n, size_t size, cli_job_fn fn,
   fork_run r = {.nw = jobs, .n = n, .left = n, .size = size, .fn = fn,
                 .fail = fail, .ctx = ctx, .out = out, .p = p};
   r.w = calloc(jobs, sizeof *r.w);
-  r.buf = malloc(sizeof(uint32_t) + size);
+  r.buf = malloc(HDR + size);
   void (*old)(int) = signal(SIGPIPE, SIG_IGN);
   int rc = r.w && r.buf ? run_fork(&r) : -1;
   signal(SIGPIPE, old);
@@ -285,7 +289,7 @@ static int run_workers(uint32_t n, size_t size, cli_job_fn fn,
 enum { TAG_TASK = 1, TAG_RESULT = 2 };
 
 static int mpi_root(uint32_t n, size_t size, progress *p, char *out) {
-  char *buf = malloc(sizeof(uint32_t) + size);
+  char *buf = malloc(HDR + size);
   if (!buf) return -1;
   uint32_t next = 0, left = n;
   for (int r = 1; r < mpi_size; r++) {
@@ -296,13 +300,13 @@ static int mpi_root(uint32_t n, size_t size, progress *p, char *out) {
     MPI_Request req;
     MPI_Status st;
     int done = 0;
-    MPI_Irecv(buf, (int)(sizeof(uint32_t) + size), MPI_BYTE, MPI_ANY_SOURCE,
+    MPI_Irecv(buf, (int)(HDR + size), MPI_BYTE, MPI_ANY_SOURCE,
               TAG_RESULT, MPI_COMM_WORLD, &req);
     while (MPI_Test(&req, &done, &st), !done)
       nanosleep(&(struct timespec){0, 1000000}, NULL);
     uint32_t task;
     memcpy(&task, buf, sizeof task);
-    if (task < n) memcpy(out + (size_t)task * size, buf + sizeof task, size);
+    if (task < n) memcpy(out + (size_t)task * size, buf + HDR, size);
     left--;
     progress_tick(p, left == 0);
     uint32_t t = next < n ? next++ : STOP;
@@ -313,7 +317,7 @@ static int mpi_root(uint32_t n, size_t size, progress *p, char *out) {
 }
 
 static int mpi_worker(size_t size, cli_job_fn fn, void *ctx) {
-  char *buf = malloc(sizeof(uint32_t) + size);
+  char *buf = calloc(1, HDR + size);
   if (!buf) MPI_Abort(MPI_COMM_WORLD, EX_OSERR);
   for (;;) {
     uint32_t task;
@@ -321,8 +325,8 @@ static int mpi_worker(size_t size, cli_job_fn fn, void *ctx) {
              MPI_STATUS_IGNORE);
     if (task == STOP) break;
     memcpy(buf, &task, sizeof task);
-    fn(task, ctx, buf + sizeof task);
-    MPI_Send(buf, (int)(sizeof task + size), MPI_BYTE, 0, TAG_RESULT,
+    fn(task, ctx, buf + HDR);
+    MPI_Send(buf, (int)(HDR + size), MPI_BYTE, 0, TAG_RESULT,
              MPI_COMM_WORLD);
   }
   free(buf);

@@ -228,6 +228,13 @@ static int loop_schedule(ctx *c) {
       divisors(per, 0, &all);
       if (all.n > 1) memmove(all.v, all.v + 1, --all.n * sizeof all.v[0]);
       pick(c, TS_SWEEP_VP, c->sh.virtual_stages, &all, &vp);
+      /* interleaved with one chunk is 1f1b: not a mapping of its own */
+      if (varied(c, TS_SWEEP_SCHEDULE)) {
+        uint32_t k = 0;
+        for (uint32_t j = 0; j < vp.n; j++)
+          if (vp.v[j] > 1) vp.v[k++] = vp.v[j];
+        vp.n = k;
+      }
     } else {
       one(1, &vp);
     }
