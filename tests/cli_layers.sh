@@ -9,9 +9,10 @@ src=$2
 fail=0
 note() { echo "FAIL: $*"; fail=$((fail + 1)); }
 
-# coll: its private header and its public headers (ts_coll*.h, errors, units).
+# coll: its private header and its public headers (ts_coll*.h, errors, units,
+# budgets and checked arithmetic: the base headers every layer may use).
 bad=$(grep -hE '#include "' "$src"/src/coll/*.[ch] |
-      grep -vE '"coll/coll\.h"|"topsim/ts_coll(_op)?\.h"|"topsim/ts_(error|units)\.h"')
+      grep -vE '"coll/coll\.h"|"topsim/ts_coll(_op)?\.h"|"topsim/ts_(error|units|budget|checked)\.h"')
 [ -z "$bad" ] || note "coll includes outside its layer: $bad"
 
 # work: never the engine, network, router, collective layer or exec.

@@ -104,7 +104,8 @@ uint64_t ts_sim_pending(const ts_sim *sim);
 
 /* Runs events until none is pending or a callback calls ts_sim_stop; the
  * clock stays at the last event's time. TS_EUSAGE if called from a callback
- * (the engine is not re-entrant); 0 otherwise. */
+ * (the engine is not re-entrant); TS_ELIMIT if a limit of
+ * ts_sim_set_limits stopped it; 0 otherwise. */
 int ts_sim_run(ts_sim *sim);
 
 /* Runs every event due at or before t (including those scheduled by them),
@@ -116,6 +117,15 @@ int ts_sim_run_until(ts_sim *sim, ts_time_ps t);
 /* Asks the current run to return after the running callback; a no-op when no
  * run is in progress (the next run starts unstopped). */
 void ts_sim_stop(ts_sim *sim);
+
+/* Budgets of a run (ts_budget.h): an event due after `horizon` or more than
+ * `max_events` processed makes the engine stop at once (the event is kept,
+ * so callers never see a refusal they cannot handle) and ts_sim_run /
+ * run_until return TS_ELIMIT. Both default to unlimited (UINT64_MAX). */
+void ts_sim_set_limits(ts_sim *sim, ts_time_ps horizon, uint64_t max_events);
+
+/* Which limit ended the last run: 0 none, 1 horizon, 2 events. */
+int ts_sim_overrun(const ts_sim *sim);
 
 /* Copies the counters into *out. */
 void ts_sim_stats_get(const ts_sim *sim, ts_sim_stats *out);

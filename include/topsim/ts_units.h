@@ -19,9 +19,18 @@ typedef uint64_t ts_time_ps; /* simulated time in picoseconds */
 #define TS_PS_PER_MS 1000000000ULL
 #define TS_PS_PER_S 1000000000000ULL
 
+/* The largest latency or overhead an input may give: 1 hour. Any real one
+ * is under a second; the cap keeps every sum of hop latencies far below
+ * 2^64 ps. */
+#define TS_MAX_LATENCY_PS (3600ULL * TS_PS_PER_S)
+/* The largest simulated-time budget (ts_budget.h) that may be set: 2x10^6 s.
+ * Horizon + a capped transfer time (2^62 ps) + latencies stays below 2^64. */
+#define TS_MAX_SIM_TIME_PS (2000000ULL * TS_PS_PER_S)
+
 /* "450GB/s", "400Gb/s", "25 GB/s", "1.6TB/s" -> bytes per second. */
 int ts_parse_bandwidth(const char *text, double *bytes_per_s);
-/* "500ns", "1.2us", "3ms", "0ns" -> picoseconds (rounded to nearest). */
+/* "500ns", "1.2us", "3ms", "0ns" -> picoseconds (rounded to nearest).
+ * TS_ELIMIT (not a wrapped value) for 2^63 ps or more. */
 int ts_parse_latency(const char *text, ts_time_ps *ps);
 /* "8GiB", "64KiB", "80GB", "512B" -> bytes (must be integral). */
 int ts_parse_size(const char *text, uint64_t *bytes);

@@ -5,6 +5,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_args.h"
+#include "topsim/ts_checked.h"
 
 int cli_parse_uint(const char *cmd, const char *opt, const char *s,
                    uint64_t min, uint64_t max, uint64_t *out) {
@@ -42,7 +43,10 @@ int cli_parse_bytes(const char *cmd, const char *opt, const char *s,
     cli_usage_error(cmd, "%s: '%s' is not a size (e.g. 8, 64K, 1M, 8G)", opt, s);
     return -1;
   }
-  *out = strtoull(s, NULL, 10) * mult;
+  if (ts_mul_u64(strtoull(s, NULL, 10), mult, out)) {
+    cli_usage_error(cmd, "%s: '%s' does not fit in 64 bits of bytes", opt, s);
+    return -1;
+  }
   return 0;
 }
 

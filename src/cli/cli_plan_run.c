@@ -17,15 +17,9 @@
 #include "cli/cli_plan_run.h"
 #include "topsim/ts_step.h"
 
-typedef struct size_row {
-  uint32_t sus, gpus, dp;
-  int ok;
-  double step_s, tokens_s, mfu;
-  char why[800];
-} size_row;
+typedef cli_plan_row size_row;
 
-/* Emits the plan into memory and loads it back as a topology. */
-static int plan_topo(const ts_plan_result *r, ts_topo **t, ts_diag *d) {
+int cli_plan_topo(const ts_plan_result *r, ts_topo **t, ts_diag *d) {
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
@@ -37,9 +31,8 @@ static int plan_topo(const ts_plan_result *r, ts_topo **t, ts_diag *d) {
   return rc;
 }
 
-/* Maps and runs one step of the workload on t with dp set to fill it. */
-static int step_on(const char *workload, const ts_topo *t, size_row *row,
-                   ts_diag *d) {
+int cli_plan_step(const char *workload, const ts_topo *t, ts_faults *faults,
+                  cli_plan_row *row, ts_diag *d) {
   ts_workload *w = NULL;
   ts_mapping *m = NULL;
   ts_step_result res;
@@ -67,6 +60,8 @@ static int step_on(const char *workload, const ts_topo *t, size_row *row,
   if (!rc) rc = ts_work_map(w, t, &m, d);
   ts_step_opts o;
   ts_step_opts_default(&o);
+  o.faults = faults;
+  if (!rc && faults) rc = ts_faults_resolve(faults, t, d);
   if (!rc) rc = ts_step_run(w, t, m, &o, &res, d);
   if (!rc) {
     row->ok = 1;
@@ -81,7 +76,7 @@ static int step_on(const char *workload, const ts_topo *t, size_row *row,
 }
 
 static void run_size(const ts_plan_request *req, const char *workload,
-                     size_row *row) {
+                     ts_faults *faults, size_row *row) {
   ts_plan_result r;
   ts_topo *t = NULL;
   ts_diag d;
@@ -89,10 +84,10 @@ static void run_size(const ts_plan_request *req, const char *workload,
   int rc = ts_plan_compute(req, &r, &d);
   if (!rc) {
     row->gpus = r.gpus;
-    rc = plan_topo(&r, &t, &d);
+    rc = cli_plan_topo(&r, &t, &d);
     ts_plan_free(&r);
   }
-  if (!rc) rc = step_on(workload, t, row, &d);
+  if (!rc) rc = cli_plan_step(workload, t, faults, row, &d);
   if (rc) snprintf(row->why, sizeof row->why, "%s", d.msg);
   ts_topo_free(t);
 }
@@ -119,6 +114,7 @@ typedef struct size_ctx {
   const ts_plan_request *req;
   uint32_t sus_lo;
   const char *workload;
+  ts_faults *faults;
 } size_ctx;
 
 static void size_task(uint32_t task, void *ctx, void *out) {
@@ -129,7 +125,7 @@ static void size_task(uint32_t task, void *ctx, void *out) {
   row->sus = c->sus_lo + task;
   req.nodes = row->sus * req.nodes_per_su;
   req.gpus = 0;
-  run_size(&req, c->workload, row);
+  run_size(&req, c->workload, c->faults, row);
 }
 
 static void size_fail(uint32_t task, void *ctx, void *out, const char *why) {
@@ -142,11 +138,11 @@ static void size_fail(uint32_t task, void *ctx, void *out, const char *why) {
 
 int cli_plan_predict(const ts_plan_request *req, uint32_t sus_lo,
                      uint32_t sus_hi, const char *workload,
-                     const cli_jobs_opts *jobs) {
+                     ts_faults *faults, const cli_jobs_opts *jobs) {
   uint32_t n = sus_hi - sus_lo + 1;
   size_row *rows = calloc(n, sizeof *rows);
   if (!rows) return EX_OSERR;
-  size_ctx c = {req, sus_lo, workload};
+  size_ctx c = {req, sus_lo, workload, faults};
   cli_jobs_opts o = *jobs;
   o.what = "plan";
   fflush(stdout); /* the plan table is out before workers fork */
@@ -162,4 +158,14 @@ int cli_plan_predict(const ts_plan_request *req, uint32_t sus_lo,
   print_rows(rows, n);
   free(rows);
   return ran ? 0 : EX_DATAERR;
+}
+
+int cli_plan_design_step(const ts_plan_request *req, const char *workload,
+                         double *step_s, char *why, size_t n) {
+  size_row row;
+  memset(&row, 0, sizeof row);
+  run_size(req, workload, NULL, &row);
+  *step_s = row.ok ? row.step_s : 0;
+  if (!row.ok) snprintf(why, n, "%s", row.why);
+  return row.ok ? 0 : -1;
 }

@@ -2,6 +2,7 @@
  * every rank's operation graph on the engine (ts_step.h), then print the
  * breakdown (text or --json), optionally a Chrome/Perfetto trace, or just
  * the placement of every rank (--placement). */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "cli/cli.h"
 #include "cli/cli_args.h"
 #include "cli/cli_faults.h"
+#include "cli/cli_progress.h"
 #include "topsim/ts_report_step.h"
 #include "topsim/ts_step.h"
 
@@ -21,6 +23,7 @@ typedef struct run_opts {
   char *sets[MAX_SETS]; /* "key=value", in command-line order (owned) */
   uint32_t nsets;
   int json, stats, placement;
+  int progress;         /* CLI_PROGRESS_* */
   ts_step_opts step;
   ts_faults faults;     /* what-if: --fail, --straggler, --faults, ... */
 } run_opts;
@@ -41,7 +44,13 @@ static void run_help(void) {
       "model:\n"
       "  --fidelity flow|chunk   max-min flows (default) or chunked queues\n"
       "  --no-pxn             send from the GPU's own NIC (default: PXN)\n"
-      "  --free-comm          every collective and send takes zero time\n");
+      "  --free-comm          every collective and send takes zero time\n"
+      "  --alpha TIME         per-step latency of every collective and send,\n"
+      "                       e.g. 0us for a pure bandwidth model (default:\n"
+      "                       NCCL's per-step latencies)\n"
+      "  --exact              no shortcuts: every collective through the\n"
+      "                       network model (same result, slower;\n"
+      "                       docs/performance.md)\n");
   fputs(cli_faults_help, stdout);
   printf(
       "output:\n"
@@ -52,6 +61,9 @@ static void run_help(void) {
       "                       up to 64 ranks, else the first TP group of\n"
       "                       each pipeline stage)\n"
       "  --stats              engine and network counters\n"
+      "  --progress           progress line on stderr even when it is not a\n"
+      "                       terminal (default: only on a terminal, after 1 s)\n"
+      "  --quiet              no progress line\n"
       "  -h, --help           show this help\n\n"
       "exit status: 0 ok, 64 usage, 65 bad workload or layout (mapping\n"
       "refused, out of memory on a GPU), 66 no file, 74 trace not written\n");
@@ -79,6 +91,8 @@ static const struct option longopts[] = {
     {"free-comm", no_argument, NULL, 'Z'},       {"placement", no_argument, NULL, 'p'},
     {"json", no_argument, NULL, 'j'},            {"trace", required_argument, NULL, 't'},
     {"trace-ranks", required_argument, NULL, 'r'}, {"stats", no_argument, NULL, 'S'},
+    {"exact", no_argument, NULL, 'X'},          {"alpha", required_argument, NULL, 'A'},
+    {"progress", no_argument, NULL, 'G'},       {"quiet", no_argument, NULL, 'q'},
     CLI_FAULT_LONGOPTS,
     {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
 
@@ -104,6 +118,16 @@ static int parse_opt(int c, const char *arg, run_opts *o) {
     return 0;
   case 'P': o->step.route.no_pxn = 1; return 0;
   case 'Z': o->step.free_comm = 1; return 0;
+  case 'X': o->step.exact = 1; return 0;
+  case 'G': o->progress = CLI_PROGRESS_ON; return 0;
+  case 'q': o->progress = CLI_PROGRESS_OFF; return 0;
+  case 'A': {
+    ts_time_ps ps;
+    if (ts_parse_latency(arg, &ps))
+      return cli_usage_error("run", "--alpha '%s' is not a time such as 2us", arg);
+    o->step.alpha_ps = (int64_t)ps;
+    return 0;
+  }
   case 'p': o->placement = 1; return 0;
   case 'j': o->json = 1; return 0;
   case 't': o->trace = arg; return 0;
@@ -131,6 +155,8 @@ static int parse_opts(int argc, char **argv, run_opts *o) {
   }
   if (optind != argc - 1) return cli_usage_error("run", "expected one WORKLOAD file");
   o->file = argv[optind];
+  if (o->trace_ranks && !o->trace)
+    return cli_usage_error("run", "--trace-ranks needs --trace FILE");
   return 0;
 }
 
@@ -146,7 +172,23 @@ static int load(run_opts *o, ts_workload **w, ts_topo **t) {
   if (!topo)
     return cli_usage_error("run", "%s names no topology: give --topology FILE",
                            o->file);
-  return cli_load_topo(topo, t);
+  if (o->topology) return cli_load_topo(topo, t);
+  /* The file's `topology:` names it: a missing file is an error of the
+   * workload, at that line; an error inside the topology keeps its own
+   * position (that is where it is) and says who referred to it. */
+  rc = ts_topo_load_file(topo, t, &d);
+  if (!rc) return 0;
+  int line, col;
+  ts_workload_key_pos(*w, "topology", &line, &col);
+  char msg[sizeof d.msg], file[sizeof d.file];
+  snprintf(msg, sizeof msg, "%s", d.msg); /* ts_diag_set rewrites d */
+  snprintf(file, sizeof file, "%s", d.file);
+  if (rc == TS_ENOINPUT && !d.line)
+    ts_diag_set(&d, rc, o->file, line, col, "topology '%s': %s", topo, msg);
+  else
+    ts_diag_set(&d, rc, file, d.line, d.col, "%s (in the topology named at "
+                "%s:%d:%d)", msg, o->file, line, col);
+  return cli_fail(&d, rc);
 }
 
 static void print_placement(const ts_mapping *m, const ts_topo *t) {
@@ -236,14 +278,19 @@ static void print_stats(const ts_step_result *r, FILE *o) {
           (unsigned long long)r->net.solves);
 }
 
-static int write_trace(const run_opts *o, const ts_step_result *r,
-                       const ts_mapping *m, const ts_topo *t) {
+/* The trace file is opened before simulating (open_trace), so a bad path
+ * fails at once instead of after the whole run; written and closed here. */
+static FILE *open_trace(const run_opts *o) {
   FILE *f = fopen(o->trace, "w");
-  if (!f) {
-    fprintf(stderr, "topsim run: cannot write '%s'\n", o->trace);
-    return EX_IOERR;
-  }
+  if (!f) fprintf(stderr, "topsim run: error: cannot write '%s': %s\n", o->trace,
+                  strerror(errno));
+  return f;
+}
+
+static int write_trace(const run_opts *o, FILE *f, const ts_step_result *r,
+                       const ts_mapping *m, const ts_topo *t) {
   int rc = ts_report_step_trace(r, m, t, f);
+  if (fflush(f) || ferror(f)) rc = -1;
   if (fclose(f) || rc) {
     fprintf(stderr, "topsim run: writing '%s' failed\n", o->trace);
     return EX_IOERR;
@@ -265,17 +312,29 @@ static int simulate(run_opts *o, const ts_workload *w, const ts_mapping *m,
   }
   o->step.trace_ranks = ranks;
   o->step.ntrace_ranks = n;
+  FILE *tf = o->trace ? open_trace(o) : NULL;
+  if (o->trace && !tf) {
+    free(ranks);
+    return EX_IOERR;
+  }
   ts_step_result r;
   ts_diag d;
   ts_diag_clear(&d);
+  cli_progress line;
+  cli_progress_attach(&line, o->progress, &o->step);
   int rc = ts_step_run(w, t, m, &o->step, &r, &d);
+  cli_progress_done(&line);
   free(ranks);
-  if (rc) return cli_fail(&d, rc);
+  if (rc) {
+    if (tf) fclose(tf);
+    return cli_fail(&d, rc);
+  }
   int st = o->json ? ts_report_step_json(&r, w, m, t, stdout)
                    : ts_report_step_text(&r, w, m, t, stdout);
   if (!st && o->stats) print_stats(&r, o->json ? stderr : stdout);
   int ex = st ? EX_IOERR : 0;
-  if (!ex && o->trace) ex = write_trace(o, &r, m, t);
+  if (!ex && tf) ex = write_trace(o, tf, &r, m, t);
+  else if (tf) fclose(tf);
   ts_step_result_free(&r);
   return ex;
 }

@@ -7,10 +7,12 @@
  * O(ndeps) (arrays grow by doubling); a lowering is linear in its output.
  * The simple choice is one flat dependency array (CSR); a plan that must be
  * streamed to the engine could later emit transfers through a callback. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll/coll.h"
+#include "topsim/ts_budget.h"
 
 uint64_t coll_part(uint64_t total, uint64_t n, uint64_t i) {
   /* 128-bit products so S * i cannot overflow for any 64-bit S. */
@@ -137,6 +139,7 @@ void ts_coll_comm_free(ts_coll_comm *c) {
 /* ---- builder -------------------------------------------------------- */
 
 static int plan_grow(ts_coll_plan *pl, uint32_t ndeps) {
+  if (pl->n >= ts_budget_get()->descriptors) return TS_ELIMIT; /* ts_budget.h */
   if (pl->n == pl->cap) {
     if (pl->cap >= COLL_MAX_XFERS) return TS_ELIMIT;
     uint32_t cap = pl->cap ? pl->cap * 2 : 256;
@@ -352,6 +355,13 @@ int ts_coll_lower(const ts_coll_comm *comm, ts_coll_op op, uint64_t bytes,
   coll_ctx c = {comm, params, pl, op, bytes, flags, d};
   rc = lowerers[algo](&c);
   if (!rc) rc = pl->err;
+  if (rc == TS_ELIMIT && pl->n >= ts_budget_get()->descriptors) {
+    char what[160];
+    snprintf(what, sizeof what, "%s of %llu bytes lowers to more than %u "
+             "transfers", ts_coll_op_name(op), (unsigned long long)bytes, pl->n);
+    ts_coll_plan_free(pl);
+    return ts_budget_refuse(d, TS_BUDGET_DESCRIPTORS, NULL, 0, 0, what);
+  }
   if (rc) {
     ts_coll_plan_free(pl);
     if (rc == TS_ENOMEM || rc == TS_ELIMIT || rc == TS_EINTERNAL)

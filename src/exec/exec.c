@@ -7,6 +7,7 @@
 
 #include "exec/exec.h"
 #include "exec/exec_path.h"
+#include "topsim/ts_budget.h"
 
 void ts_exec_opts_default(ts_exec_opts *o) {
   memset(o, 0, sizeof *o);
@@ -40,6 +41,8 @@ int ts_exec_create(const ts_topo *t, const ts_exec_opts *o, ts_exec **out,
   /* NVSwitch bundles assume healthy chips (ts_net.h). */
   nc.bundle_nvswitch &= bundle_ok;
   if (!rc) rc = ts_sim_new(&x->sim);
+  const ts_budget *b = ts_budget_get(); /* every run honours the budgets */
+  if (!rc) ts_sim_set_limits(x->sim, b->sim_time, b->events);
   if (!rc) rc = ts_route_new(t, &o->route, state, &x->rt, d);
   if (!rc) rc = ts_net_new(t, x->sim, &nc, &x->net);
   if (!rc) rc = apply_state(x, state);

@@ -2,10 +2,12 @@
  * (ts_coll_run.h): communicator from topology labels, cost-model bandwidths
  * from the built network (ts_exec.h), lowering, and a run of the plan on a
  * fresh runtime (ts_exec_create). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "exec/exec.h"
+#include "topsim/ts_budget.h"
 #include "topsim/ts_coll_run.h"
 
 /* First NVLS-capable NVSwitch of host, or TS_NONE. */
@@ -157,6 +159,8 @@ static int execute(ts_exec *x, const ts_coll_plan *plan, double hbm_bw,
   run_ctx c = {x->sim, 0, 0};
   int rc = ts_exec_coll_start(x, plan, hbm_bw, on_done, &c, 1);
   if (!rc) rc = ts_sim_run(x->sim);
+  if (rc == TS_ELIMIT && ts_sim_overrun(x->sim))
+    return ts_budget_refuse_run(d, ts_sim_overrun(x->sim));
   if (!rc) rc = ts_exec_status(x, d);
   if (!rc && !c.done)
     rc = ts_diag_set(d, TS_EINTERNAL, NULL, 0, 0, "the collective did not complete");
@@ -197,6 +201,12 @@ int ts_coll_run(const ts_topo *t, const uint32_t *gpus, uint32_t n,
                 ts_coll_run_result *out, ts_diag *d) {
   memset(out, 0, sizeof *out);
   if (n == 0) return ts_diag_set(d, TS_EUSAGE, NULL, 0, 0, "no GPUs selected");
+  if (bytes > ts_budget_get()->message_bytes) {
+    char what[96];
+    snprintf(what, sizeof what, "a %s of %llu bytes", ts_coll_op_name(op),
+             (unsigned long long)bytes);
+    return ts_budget_refuse(d, TS_BUDGET_MESSAGE_BYTES, NULL, 0, 0, what);
+  }
   ts_exec_opts eo = {o->net, o->route, o->state, o->faults};
   ts_exec *x = NULL;
   int rc = ts_exec_create(t, &eo, &x, d);

@@ -3,10 +3,12 @@
  * Every run builds its own runtime (ts_exec_create), so runs never
  * share state and a size sweep is a loop of independent, deterministic
  * runs. Paths are routed once per pair per run: O(pairs x path length). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "exec/exec_path.h"
+#include "topsim/ts_budget.h"
 #include "topsim/ts_exec.h"
 #include "topsim/ts_p2p.h"
 
@@ -160,6 +162,8 @@ static int run_pairs(const ts_topo *t, const ts_p2p_pairs *pairs,
                     paths, npaths, &run, d);
   free(paths);
   if (!rc) rc = ts_sim_run(sim);
+  if (rc == TS_ELIMIT && ts_sim_overrun(sim))
+    return ts_budget_refuse_run(d, ts_sim_overrun(sim));
   if (rc) return rc;
   if (run.done != pairs->count)
     return ts_diag_set(d, TS_EINTERNAL, NULL, 0, 0, "%llu of %u transfers "
@@ -178,6 +182,11 @@ int ts_p2p_run(const ts_topo *t, const ts_p2p_pairs *pairs, uint64_t bytes,
   if (o->spray > TS_ROUTE_MAX_PATHS)
     return ts_diag_set(d, TS_EUSAGE, NULL, 0, 0, "spray over at most %d paths",
                        TS_ROUTE_MAX_PATHS);
+  if (bytes > ts_budget_get()->message_bytes) {
+    char what[96];
+    snprintf(what, sizeof what, "a message of %llu bytes", (unsigned long long)bytes);
+    return ts_budget_refuse(d, TS_BUDGET_MESSAGE_BYTES, NULL, 0, 0, what);
+  }
   ts_exec_opts eo = {o->net, o->route, o->state, o->faults};
   ts_exec *x = NULL;
   int rc = ts_exec_create(t, &eo, &x, d);

@@ -37,9 +37,13 @@ int net_grow(void **arr, uint32_t *cap, uint32_t need, size_t sz) {
   return 0;
 }
 
+/* Saturates at NET_MAX_PS (2^62 ps, 53 days) instead of casting a double
+ * past 2^64 (undefined): now + the result cannot wrap while now is within
+ * the simulated-time budget, and the engine refuses the event as over it. */
 ts_time_ps net_ps_for_bytes(double bytes, double rate) {
   if (bytes <= 0) return 0;
   double x = bytes * 1e12 / rate;
+  if (!(x < (double)NET_MAX_PS)) return NET_MAX_PS; /* also NaN, rate 0 */
   double r = nearbyint(x);
   if (fabs(x - r) <= NET_EPS * x) return (ts_time_ps)r;
   return (ts_time_ps)ceil(x);
@@ -302,6 +306,16 @@ int ts_net_set_reroute(ts_net *net, ts_net_reroute_fn fn, void *ctx) {
 
 double ts_net_dir_bandwidth(const ts_net *net, uint32_t dir) {
   return dir < net->ndirs ? net->dirs[dir].cap : 0.0;
+}
+
+int ts_net_dir_account(ts_net *net, uint32_t dir, uint64_t bytes,
+                       ts_time_ps busy, uint32_t peak_flows) {
+  if (dir >= net->ndirs) return TS_EINVALID;
+  net_dir *d = &net->dirs[dir];
+  d->bytes += bytes;
+  d->busy_ps += busy;
+  if (peak_flows > d->peak_flows) d->peak_flows = peak_flows;
+  return 0;
 }
 
 int ts_net_dir_stats_get(const ts_net *net, uint32_t dir,

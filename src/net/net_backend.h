@@ -28,6 +28,8 @@
  * ps before rounding). Two rates within NET_EPS of each other are equal:
  * the flow keeps its old rate and its completion event is not moved. */
 #define NET_EPS 1e-9
+/* Longest transfer time net_ps_for_bytes returns (2^62 ps): see net.c. */
+#define NET_MAX_PS (1ULL << 62)
 
 typedef struct net_backend net_backend;
 

@@ -45,7 +45,7 @@ static const builtin builtins[] = {
      "    cpu_link: {type: xgmi, bandwidth: 64GB/s, latency: 200ns}\n"
      "    pcie_switches: {count: 4, attach: [cpu0, cpu1], gen: 4, width: 16}\n"
      "    gpus: {count: 8, attach: [pcie0, pcie1, pcie2, pcie3], gen: 4, width: 16}\n"
-     "    nvlink: {link_bandwidth: 25GB/s, switches: 6, links_per_switch: 2, "
+     "    nvlink: {link_bandwidth: 25GB/s, efficiency: 0.8, switches: 6, links_per_switch: 2, "
      "switch_radix: 36}\n"
      "    nics:\n"
      "      - {plane: compute, count: 8, attach: [pcie0, pcie1, pcie2, pcie3], "
@@ -64,7 +64,7 @@ static const builtin builtins[] = {
      "    cpu_link: {type: upi, bandwidth: 83GB/s, latency: 150ns}\n"
      "    pcie_switches: {count: 4, attach: [cpu0, cpu1], gen: 5, width: 16}\n"
      "    gpus: {count: 8, attach: [pcie0, pcie1, pcie2, pcie3], gen: 5, width: 16}\n"
-     "    nvlink: {link_bandwidth: 25GB/s, switches: 4, "
+     "    nvlink: {link_bandwidth: 25GB/s, efficiency: 0.8, switches: 4, "
      "links_per_switch: [5, 4, 4, 5], switch_radix: 64}\n"
      "    nics:\n"
      "      - {plane: compute, count: 8, attach: [pcie0, pcie1, pcie2, pcie3], "
@@ -83,7 +83,7 @@ static const builtin builtins[] = {
      "    cpu_link: {type: upi, bandwidth: 96GB/s, latency: 150ns}\n"
      "    pcie_switches: {count: 4, attach: [cpu0, cpu1], gen: 5, width: 16}\n"
      "    gpus: {count: 8, attach: [pcie0, pcie1, pcie2, pcie3], gen: 5, width: 16}\n"
-     "    nvlink: {link_bandwidth: 50GB/s, switches: 2, links_per_switch: 9, "
+     "    nvlink: {link_bandwidth: 50GB/s, efficiency: 0.8, switches: 2, links_per_switch: 9, "
      "switch_radix: 72}\n"
      "    nics:\n"
      "      - {plane: compute, count: 8, attach: [pcie0, pcie1, pcie2, pcie3], "
@@ -103,7 +103,7 @@ static const builtin builtins[] = {
      "    pcie_switches: {count: 8, attach: [cpu0, cpu1], gen: 6, width: 16}\n"
      "    gpus: {count: 8, attach: [pcie0, pcie1, pcie2, pcie3, pcie4, pcie5, "
      "pcie6, pcie7], gen: 6, width: 16}\n"
-     "    nvlink: {link_bandwidth: 50GB/s, switches: 2, links_per_switch: 9, "
+     "    nvlink: {link_bandwidth: 50GB/s, efficiency: 0.8, switches: 2, links_per_switch: 9, "
      "switch_radix: 72}\n"
      "    nics:\n"
      "      - {plane: compute, count: 8, attach: [pcie0, pcie1, pcie2, pcie3, "
@@ -367,6 +367,9 @@ static int reduce(const topo_ynode *root, const char *name, uint32_t rails,
   snprintf(t->plane, sizeof t->plane, "%s", s.plane);
   t->gpus = (uint32_t)strtoul(g, NULL, 10);
   t->rails = s.rails;
+  const char *pw = scalar(tm, "power");
+  if (pw && ts_parse_power(pw, &t->power))
+    return PLAN_ERR(d, "template '%s': bad power '%s'", name, pw);
   return emit_texts(mnode, plane, tm, &s, rails != s.rails ? rails : 0,
                     speed != t->speed ? speed : 0, t, d);
 }

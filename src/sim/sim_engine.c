@@ -53,6 +53,9 @@ struct ts_sim {
   uint32_t free_head; /* SIM_HEAP_NONE when the pool is full */
   bool running;
   bool stop;
+  int overrun;          /* 0, or which limit stopped the run (1 time, 2 events) */
+  ts_time_ps horizon;   /* events due later stop the run */
+  uint64_t max_events;  /* events_processed beyond this stops the run */
   ts_sim_stats st; /* pending, now and events_per_s filled on read */
 };
 
@@ -103,6 +106,8 @@ int ts_sim_new(ts_sim **out) {
   sim_heap_init(&sim->heap);
   sim->free_head = SIM_HEAP_NONE;
   sim->seq_limit = SIM_SEQ_LIMIT;
+  sim->horizon = UINT64_MAX;
+  sim->max_events = UINT64_MAX;
   if (sim_grow(sim, SIM_FIRST_CAP)) {
     ts_sim_free(sim);
     return TS_ENOMEM;
@@ -158,6 +163,19 @@ void sim_set_seq_limit(ts_sim *sim, uint32_t limit) {
   sim->seq_limit = limit;
 }
 
+/* A limit is hit: remember which and stop the run after this callback. */
+static void sim_overrun(ts_sim *sim, int which) {
+  if (!sim->overrun) sim->overrun = which;
+  sim->stop = true;
+}
+
+void ts_sim_set_limits(ts_sim *sim, ts_time_ps horizon, uint64_t max_events) {
+  sim->horizon = horizon;
+  sim->max_events = max_events;
+}
+
+int ts_sim_overrun(const ts_sim *sim) { return sim->overrun; }
+
 int ts_sim_schedule(ts_sim *sim, ts_time_ps at, ts_sim_fn fn, void *ctx,
                     uint64_t arg, ts_event_id *out_id) {
   if (at < sim->now || !fn) return TS_EUSAGE;
@@ -170,6 +188,7 @@ int ts_sim_schedule(ts_sim *sim, ts_time_ps at, ts_sim_fn fn, void *ctx,
   e->arg = arg;
   sim_heap_push(&sim->heap, s, at, sim_take_seq(sim));
   sim->st.events_scheduled++;
+  if (at > sim->horizon) sim_overrun(sim, 1);
   if (sim->heap.n > sim->st.peak_pending) sim->st.peak_pending = sim->heap.n;
   if (out_id) *out_id = sim_make_id(e->gen, s);
   return TS_OK;
@@ -195,6 +214,7 @@ int ts_sim_reschedule(ts_sim *sim, ts_event_id id, ts_time_ps at) {
   if (s == SIM_HEAP_NONE || at < sim->now) return TS_EUSAGE;
   sim_heap_update(&sim->heap, s, at, sim_take_seq(sim));
   sim->st.events_rescheduled++;
+  if (at > sim->horizon) sim_overrun(sim, 1);
   return TS_OK;
 }
 
@@ -222,7 +242,7 @@ static bool sim_loop(ts_sim *sim, ts_time_ps limit) {
     sim_free_slot(sim, s); /* before the call: ev may move if fn schedules */
     if (h->n > 0) __builtin_prefetch(&sim->ev[h->e[0].slot]); /* next event */
     sim->now = t;
-    sim->st.events_processed++;
+    if (++sim->st.events_processed > sim->max_events) sim_overrun(sim, 2);
     fn(sim, ctx, arg);
   }
   return sim->stop;
@@ -231,14 +251,14 @@ static bool sim_loop(ts_sim *sim, ts_time_ps limit) {
 static int sim_run_to(ts_sim *sim, ts_time_ps limit, bool advance) {
   if (sim->running) return TS_EUSAGE;
   sim->running = true;
-  sim->stop = false;
+  sim->stop = sim->overrun != 0;
   double t0 = sim_clock_s();
   bool stopped = sim_loop(sim, limit);
   sim->st.wall_s += sim_clock_s() - t0;
   sim->running = false;
   sim->stop = false;
   if (advance && !stopped) sim->now = limit;
-  return TS_OK;
+  return sim->overrun ? TS_ELIMIT : TS_OK;
 }
 
 int ts_sim_run(ts_sim *sim) { return sim_run_to(sim, UINT64_MAX, false); }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "topo/topo_graph.h"
+#include "topsim/ts_budget.h"
 
 /* Grows *arr (elements of size sz) so that index `need` fits. */
 static bool grow(void **arr, uint32_t *cap, uint32_t need, size_t sz) {
@@ -54,6 +55,8 @@ void ts_topo_free(ts_topo *t) {
   free(t->adj);
   free(t->gpus);
   free(t->name_slots);
+  free(t->aff_node);
+  free(t->aff_mask);
   free(t);
 }
 
@@ -136,8 +139,19 @@ static bool grow_nodes(ts_topo *t) {
   return true;
 }
 
+/* Refuses growth past a budget (checked before allocating): a generator
+ * asked for more; sets oom so later appends are no-ops, as on ENOMEM. */
+static bool over_budget(ts_topo *t, uint32_t count, int which) {
+  const ts_budget *b = ts_budget_get();
+  if (count < (which == TS_BUDGET_DEVICES ? b->devices : b->links)) return false;
+  t->oom = true;
+  if (!t->over_budget) t->over_budget = (uint8_t)(which + 1);
+  return true;
+}
+
 uint32_t topo_add_node(ts_topo *t, const ts_node *proto, const char *fmt, ...) {
-  if (t->oom || !grow_nodes(t)) {
+  if (t->oom || over_budget(t, t->node_count, TS_BUDGET_DEVICES)) return TOPO_BAD_ID;
+  if (!grow_nodes(t)) {
     t->oom = true;
     return TOPO_BAD_ID;
   }
@@ -157,7 +171,9 @@ uint32_t topo_add_node(ts_topo *t, const ts_node *proto, const char *fmt, ...) {
 uint32_t topo_add_link(ts_topo *t, uint32_t a, uint32_t b, ts_link_kind kind,
                        uint16_t width, double bandwidth, ts_time_ps latency,
                        uint16_t plane) {
-  if (t->oom || a >= t->node_count || b >= t->node_count) return TOPO_BAD_ID;
+  if (t->oom || a >= t->node_count || b >= t->node_count ||
+      over_budget(t, t->link_count, TS_BUDGET_LINKS))
+    return TOPO_BAD_ID;
   if (!grow((void **)&t->links, &t->link_cap, t->link_count, sizeof *t->links)) {
     t->oom = true;
     return TOPO_BAD_ID;
@@ -233,16 +249,25 @@ static int build_csr(ts_topo *t) {
   return 0;
 }
 
+/* Incremental: only nodes added since the last call are inserted, and the
+ * table is rebuilt (doubling) only when it would pass half full, so calling
+ * it once per explicit plane costs O(nodes) amortized over the whole load,
+ * not O(nodes) per plane. */
 int topo_index_names(ts_topo *t, ts_diag *d) {
-  free(t->name_slots);
-  t->name_slots = NULL;
-  uint32_t slots = 64;
-  while (slots < t->node_count * 2u + 2u) slots *= 2;
-  t->name_slots = malloc((size_t)slots * sizeof *t->name_slots);
-  if (!t->name_slots) return TS_ENOMEM;
-  memset(t->name_slots, 0xff, (size_t)slots * sizeof *t->name_slots);
-  t->name_slot_count = slots;
-  for (uint32_t id = 0; id < t->node_count; id++) {
+  uint64_t want = (uint64_t)t->node_count * 2u + 2u;
+  if (!t->name_slots || t->name_slot_count < want) {
+    uint64_t slots = 64;
+    while (slots < want) slots *= 2;
+    if (slots > UINT32_MAX) return TS_ENOMEM;
+    free(t->name_slots);
+    t->name_slots = malloc((size_t)slots * sizeof *t->name_slots);
+    if (!t->name_slots) return TS_ENOMEM;
+    memset(t->name_slots, 0xff, (size_t)slots * sizeof *t->name_slots);
+    t->name_slot_count = (uint32_t)slots;
+    t->name_indexed = 0;
+  }
+  uint32_t slots = t->name_slot_count;
+  for (uint32_t id = t->name_indexed; id < t->node_count; id++) {
     const char *nm = t->names + t->nodes[id].name;
     uint32_t s = hash_name(nm) & (slots - 1);
     while (t->name_slots[s] != TOPO_BAD_ID) {
@@ -256,6 +281,7 @@ int topo_index_names(ts_topo *t, ts_diag *d) {
       s = (s + 1) & (slots - 1);
     }
     t->name_slots[s] = id;
+    t->name_indexed = id + 1;
   }
   return 0;
 }
@@ -299,6 +325,29 @@ uint32_t topo_ports_used(const ts_topo *t, uint32_t id) {
 }
 
 /* ---- public accessors ---- */
+
+void topo_add_affinity(ts_topo *t, uint32_t id, const char *mask) {
+  if (t->oom || !mask) return;
+  uint32_t cap = t->aff_cap;
+  if (!grow((void **)&t->aff_node, &cap, t->aff_count + 1, sizeof *t->aff_node) ||
+      !grow((void **)&t->aff_mask, &t->aff_cap, t->aff_count + 1, sizeof *t->aff_mask)) {
+    t->oom = true;
+    return;
+  }
+  t->aff_node[t->aff_count] = id;
+  t->aff_mask[t->aff_count++] = mask;
+}
+
+/* Binary search: aff_node is ascending because hosts are built in order. */
+const char *ts_topo_cpu_affinity(const ts_topo *t, uint32_t id) {
+  uint32_t lo = 0, hi = t->aff_count;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (t->aff_node[mid] < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < t->aff_count && t->aff_node[lo] == id ? t->aff_mask[lo] : NULL;
+}
 
 const char *ts_topo_name(const ts_topo *t) { return t->name; }
 uint32_t ts_topo_node_count(const ts_topo *t) { return t->node_count; }

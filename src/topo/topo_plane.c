@@ -81,14 +81,12 @@ static int declare_one(topo_loader *L, const topo_ynode *m, uint32_t index) {
   memset(&p, 0, sizeof p);
   const char *name, *gen;
   if (sc_expect_map(c, m, "a plane") || sc_check_keys(c, m, "plane", plane_keys) ||
-      sc_str(c, m, "name", true, &name) || plane_kind(c, m, &p.kind) ||
+      topo_name(c, m, "name", "plane", true, &name) || plane_kind(c, m, &p.kind) ||
       generator_type(c, m, &gen))
     return TS_ESCHEMA;
-  if (ts_topo_plane_find(L->t, name) >= 0)
+  int64_t first = topo_nameidx_find(&L->plane_idx, name);
+  if (first >= 0 && first < index)
     return sc_err(c, topo_ymap_get(m, "name"), "duplicate plane name '%s'", name);
-  if (strchr(name, '/'))
-    return sc_err(c, topo_ymap_get(m, "name"), "plane name '%s' must not "
-                  "contain '/'", name);
   p.name = topo_strdup(L->t, name);
   p.generator = topo_strdup(L->t, gen);
   plane_in *pi = &L->planes[index];
@@ -100,10 +98,31 @@ static int declare_one(topo_loader *L, const topo_ynode *m, uint32_t index) {
   return 0;
 }
 
+/* Name index over the planes as written (before any is parsed), so the
+ * duplicate check and NIC groups' plane references are O(log P) each
+ * instead of a scan over the planes. Entries without a scalar name are left
+ * out: declare_one reports them. */
+static int index_planes(topo_loader *L, const topo_ynode *seq) {
+  topo_name_ent *e = malloc(((size_t)seq->count + 1) * sizeof *e);
+  uint32_t n = 0;
+  if (!e) return TS_ENOMEM;
+  for (uint32_t i = 0; i < seq->count; i++) {
+    const topo_ynode *m = seq->items[i], *v;
+    if (m->kind == TOPO_Y_MAP && (v = topo_ymap_get(m, "name")) &&
+        v->kind == TOPO_Y_SCALAR)
+      e[n++] = (topo_name_ent){v->str, i};
+  }
+  topo_nameidx_build(&L->plane_idx, e, n);
+  return 0;
+}
+
 int topo_planes_declare(topo_loader *L, const topo_ynode *seq) {
   if (sc_expect_seq(&L->sc, seq, "'planes'")) return TS_ESCHEMA;
+  if (seq->count > TOPO_MAX_PLANES) /* plane ids are 16-bit */
+    return sc_err(&L->sc, seq->items[TOPO_MAX_PLANES], "more than %u planes",
+                  TOPO_MAX_PLANES);
   L->planes = calloc(seq->count ? seq->count : 1, sizeof *L->planes);
-  if (!L->planes) return TS_ENOMEM;
+  if (!L->planes || index_planes(L, seq)) return TS_ENOMEM;
   for (uint32_t i = 0; i < seq->count; i++) {
     int rc = declare_one(L, seq->items[i], i);
     if (rc) return rc;
@@ -230,13 +249,10 @@ static int add_switches(topo_loader *L, uint16_t plane, const topo_ynode *seq) {
     uint32_t count = 0, radix = 0;
     ts_node p = topo_node_proto(TS_NODE_SWITCH);
     if (sc_expect_map(c, m, "a switch") || sc_check_keys(c, m, "switch", keys) ||
-        sc_str(c, m, "name", true, &name) || tier_of(c, m, &p.tier) ||
+        topo_name(c, m, "name", "switch", true, &name) || tier_of(c, m, &p.tier) ||
         sc_uint(c, m, "count", false, 1, 1u << 20, &count) ||
         sc_uint(c, m, "radix", true, 1, 65535, &radix))
       return TS_ESCHEMA;
-    if (strchr(name, '/'))
-      return sc_err(c, topo_ymap_get(m, "name"), "switch name '%s' must not "
-                    "contain '/'", name);
     p.plane = plane;
     p.radix = radix;
     topo_push_mark(L->t, m->line, m->col);
@@ -326,11 +342,16 @@ static int build_explicit(topo_loader *L, uint16_t plane, const plane_in *pi) {
   return rc;
 }
 
-static uint8_t max_tier(const ts_topo *t, uint16_t plane) {
-  uint8_t tier = 0;
-  for (uint32_t i = 0; i < t->node_count; i++)
-    if (t->nodes[i].plane == plane && t->nodes[i].tier > tier) tier = t->nodes[i].tier;
-  return tier;
+/* Every plane's highest switch tier in one pass over the nodes: O(nodes +
+ * planes), where a pass per plane was O(nodes x planes). */
+static void set_tiers(ts_topo *t) {
+  for (uint32_t p = 0; p < t->plane_count; p++) t->planes[p].tiers = 0;
+  for (uint32_t i = 0; i < t->node_count; i++) {
+    const ts_node *n = &t->nodes[i];
+    if (n->plane < t->plane_count && n->tier != TS_TIER_NONE &&
+        n->tier > t->planes[n->plane].tiers)
+      t->planes[n->plane].tiers = n->tier;
+  }
 }
 
 int topo_planes_build(topo_loader *L) {
@@ -346,7 +367,7 @@ int topo_planes_build(topo_loader *L) {
     else if (strcmp(type, "nvlink_domain") == 0) rc = gen_nvl(L, p, g);
     else rc = build_explicit(L, p, pi);
     if (rc) return rc;
-    t->planes[p].tiers = max_tier(t, p);
   }
+  set_tiers(t);
   return t->oom ? TS_ENOMEM : 0;
 }

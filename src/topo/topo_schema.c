@@ -151,7 +151,11 @@ static int quantity(const sc_ctx *c, const topo_ynode *map, const char *key,
   const topo_ynode *v;
   int rc = lookup(c, map, key, required, &v);
   if (rc || !v) return rc;
-  if (parse(v->str, out) == 0) return 0;
+  int prc = parse(v->str, out);
+  if (prc == 0) return 0;
+  if (prc == TS_ELIMIT)
+    return sc_err(c, v, "'%s' = '%s' is out of range: expected at most 3600s",
+                  key, v->str);
   if (strspn(v->str, "0123456789.") == v->len)
     return sc_err(c, v, "'%s' = %s has no unit: expected %s", key, v->str,
                   expect);
@@ -177,8 +181,15 @@ int sc_bandwidth(const sc_ctx *c, const topo_ynode *map, const char *key,
 }
 int sc_latency(const sc_ctx *c, const topo_ynode *map, const char *key,
                bool required, ts_time_ps *out) {
-  return quantity(c, map, key, required, parse_lat, out,
-                  "a time such as 500ns or 1.2us");
+  ts_time_ps v = *out;
+  int rc = quantity(c, map, key, required, parse_lat, &v,
+                    "a time such as 500ns or 1.2us");
+  if (rc || !topo_ymap_get(map, key)) return rc;
+  if (v > TS_MAX_LATENCY_PS) /* a typo; sums of it must fit 64-bit ps */
+    return sc_err(c, topo_ymap_get(map, key), "'%s' = '%s' is out of range: "
+                  "expected at most 3600s", key, topo_ymap_get(map, key)->str);
+  *out = v;
+  return 0;
 }
 int sc_size(const sc_ctx *c, const topo_ynode *map, const char *key,
             bool required, uint64_t *out) {

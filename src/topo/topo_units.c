@@ -66,7 +66,8 @@ int ts_parse_latency(const char *text, ts_time_ps *ps) {
   double v;
   int rc = parse_quantity(text, latency_units, &v);
   if (rc) return rc;
-  if (v > 1.8e19) return TS_ESCHEMA;
+  /* llround is undefined past int64: refuse 2^63 ps (106 days) and up. */
+  if (v >= 9223372036854775808.0) return TS_ELIMIT;
   *ps = (ts_time_ps)llround(v);
   return 0;
 }

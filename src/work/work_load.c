@@ -10,12 +10,14 @@
  *                 ffn_hidden, kv_heads, head_dim, dtype, activation,
  *                 experts, top_k, expert_ffn_hidden, shared_experts,
  *                 capacity_factor, routing_skew, node_limited_routing,
- *                 moe_layer_frequency, first_dense_layers}
+ *                 moe_layer_frequency, first_dense_layers, attention,
+ *                 sliding_window, full_attention_every}
  *   training:    {global_batch (required); micro_batch, schedule,
  *                 virtual_stages, first_stage_layers, last_stage_layers,
  *                 recompute, zero_stage, distributed_optimizer,
  *                 sequence_parallel, grad_dtype, dp_bucket_size,
- *                 dp_overlap, tp_comm_overlap}
+ *                 dp_overlap, tp_comm_overlap, flash_attention, dp_mode,
+ *                 shard_group, dropout, ep_comm_overlap}
  *   parallelism: {tp, cp, pp, dp, ep, order, gpus, placement}
  *   efficiency:  {gemm, attention, memory}
  *
@@ -23,6 +25,7 @@
  * drives file loading and ts_workload_override (which wraps "key=value" in
  * a one-pair mapping and runs the same getter), so the two cannot disagree.
  * Cost: O(keys x fields) per load, fields being ~45. */
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,9 +49,12 @@ typedef struct field {
 
 static const char *const dtypes[] = {"bf16", "fp8", NULL};
 static const char *const acts[] = {"gelu", "swiglu", NULL};
-static const char *const scheds[] = {"gpipe", "1f1b", "interleaved", NULL};
+static const char *const scheds[] = {"gpipe", "1f1b", "interleaved",
+                                     "dualpipe", NULL};
 static const char *const recomps[] = {"none", "selective", "full", NULL};
 static const char *const gdtypes[] = {"fp32", "bf16", NULL};
+static const char *const masks[] = {"causal", "full", NULL};
+static const char *const dpmodes[] = {"zero", "fsdp", "hsdp", NULL};
 
 #define U(s, k, m, lo, hi) {s, k, F_U32, offsetof(work_cfg, m), lo, hi, NULL, 0, 0}
 #define R(s, k, m, l, h) {s, k, F_REAL, offsetof(work_cfg, m), 0, 0, NULL, l, h}
@@ -76,6 +82,10 @@ static const field fields[] = {
     U("model", "node_limited_routing", node_limit, 0, 1u << 20),
     U("model", "moe_layer_frequency", moe_freq, 1, 100000),
     U("model", "first_dense_layers", first_dense, 0, 100000),
+    E("model", "attention", attention, masks),
+    E("model", "moe_dispatch_dtype", dispatch_dtype, dtypes),
+    U("model", "sliding_window", window, 0, BIG),
+    U("model", "full_attention_every", full_every, 0, 100000),
     U("training", "global_batch", global_batch, 1, BIG),
     U("training", "micro_batch", micro_batch, 1, BIG),
     E("training", "schedule", schedule, scheds),
@@ -87,10 +97,15 @@ static const field fields[] = {
     B("training", "distributed_optimizer", distributed_optimizer),
     B("training", "sequence_parallel", sequence_parallel),
     E("training", "grad_dtype", grad_dtype, gdtypes),
+    E("training", "dp_mode", dp_mode, dpmodes),
+    U("training", "shard_group", shard_group, 1, 1u << 24),
+    B("training", "dropout", dropout),
     {"training", "dp_bucket_size", F_SIZE, offsetof(work_cfg, dp_bucket), 0, 0,
      NULL, 0, 0},
     B("training", "dp_overlap", dp_overlap),
     B("training", "tp_comm_overlap", tp_comm_overlap),
+    B("training", "ep_comm_overlap", ep_comm_overlap),
+    B("training", "flash_attention", flash_attention),
     U("parallelism", "tp", tp, 1, 1u << 20),
     U("parallelism", "cp", cp, 1, 1u << 20),
     U("parallelism", "pp", pp, 1, 1u << 20),
@@ -104,6 +119,7 @@ static const field fields[] = {
     R("efficiency", "memory", eff_mem, 0.01, 1),
 };
 #define NFIELDS (sizeof fields / sizeof fields[0])
+_Static_assert(NFIELDS <= WORK_MAX_KEYS, "raise WORK_MAX_KEYS");
 
 static const char *const sections[] = {"model", "training", "parallelism",
                                        "efficiency", NULL};
@@ -238,8 +254,45 @@ static int load_section(ts_workload *w, const sc_ctx *c, const topo_ynode *root,
     if (strcmp(fields[i].section, sec)) continue;
     int rc = set_field(w, &w->cfg, c, map, &fields[i]);
     if (rc) return rc;
+    const topo_ynode *v = topo_ymap_get(map, fields[i].key);
+    if (v) w->key_pos[i] = (work_pos){v->line, v->col};
   }
   return 0;
+}
+
+static size_t field_index(const field *f) { return (size_t)(f - fields); }
+
+int work_fail_at(ts_diag *d, int code, const ts_workload *w, const char *key,
+                 const char *fmt, ...) {
+  work_pos p = w->root_pos;
+  const field *f = NULL;
+  for (size_t i = 0; i < NFIELDS && !f; i++)
+    if (!strcmp(fields[i].key, key)) f = &fields[i];
+  if (f && w->key_pos[field_index(f)].line) {
+    p = w->key_pos[field_index(f)];
+  } else if (f && w->key_pos[field_index(f)].col == 1u << 31) {
+    p = (work_pos){0, 0}; /* set by an override */
+  } else if (f) {
+    for (int s = 0; sections[s]; s++)
+      if (!strcmp(sections[s], f->section) && w->section_pos[s].line)
+        p = w->section_pos[s];
+  }
+  char msg[sizeof d->msg];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return ts_diag_set(d, code, w->file, (int)p.line, (int)p.col, "%s", msg);
+}
+
+void ts_workload_key_pos(const ts_workload *w, const char *key, int *line,
+                         int *col) {
+  work_pos p = {0, 0};
+  if (!strcmp(key, "topology")) p = w->topology_pos;
+  for (size_t i = 0; i < NFIELDS; i++)
+    if (!strcmp(fields[i].key, key) && w->key_pos[i].line) p = w->key_pos[i];
+  *line = (int)p.line;
+  *col = (int)p.col;
 }
 
 /* Defaults that do not depend on other keys (the rest: work_derive). */
@@ -255,6 +308,9 @@ static void set_defaults(work_cfg *c) {
   c->recompute = WORK_RC_NONE;
   c->grad_dtype = WORK_GRAD_FP32;
   c->dp_overlap = true;
+  c->attention = WORK_ATTN_CAUSAL; /* decoder models */
+  c->flash_attention = true;
+  c->dropout = true; /* Megatron-LM's default (hidden and attention 0.1) */
   c->tp = c->cp = c->pp = c->dp = c->ep = 1;
   c->eff_gemm = 0.7;
   c->eff_attn = 0.5;
@@ -275,9 +331,14 @@ static int load_doc(ts_workload *w, const topo_ydoc *doc, ts_diag *d) {
     return TS_ESCHEMA;
   if (!(w->name = dupstr(name))) return TS_ENOMEM;
   if (topo && !(w->topology = join_path(w->dir, topo))) return TS_ENOMEM;
-  for (const char *const *s = sections; *s; s++) {
-    int rc = load_section(w, &c, root, *s);
+  const topo_ynode *tv = topo_ymap_get(root, "topology");
+  if (tv) w->topology_pos = (work_pos){tv->line, tv->col};
+  w->root_pos = (work_pos){1, 1};
+  for (int s = 0; sections[s]; s++) {
+    int rc = load_section(w, &c, root, sections[s]);
     if (rc) return rc;
+    const topo_ynode *sv = topo_ymap_get(root, sections[s]);
+    if (sv) w->section_pos[s] = (work_pos){sv->line, sv->col};
   }
   const topo_ynode *m;
   if (sc_require(&c, root, "model", "a workload file", &m) ||
@@ -395,6 +456,8 @@ int ts_workload_override(ts_workload *w, const char *key, const char *value,
   int rc = set_field(w, &cfg, &c, &map, f);
   w->dir = dir;
   if (!rc) w->cfg = cfg;
+  /* The value no longer comes from the file: its refusals name no line. */
+  if (!rc) w->key_pos[field_index(f)] = (work_pos){0, 1u << 31};
   return rc;
 }
 
@@ -468,4 +531,41 @@ const char *ts_schedule_name(uint32_t s) {
 
 const char *ts_recompute_name(uint32_t r) {
   return r < 3 ? recomps[r] : "?";
+}
+
+size_t ts_workload_settings(const ts_workload *w, ts_setting *out,
+                            size_t max) {
+  work_cfg c;
+  work_derive(w, &c);
+  size_t n = 0;
+  for (size_t i = 0; i < NFIELDS; i++) {
+    const field *f = &fields[i];
+    if (f->kind == F_PLACEMENT) continue;
+    if (n >= max) {
+      n++;
+      continue;
+    }
+    ts_setting *s = &out[n++];
+    memset(s, 0, sizeof *s);
+    s->section = f->section;
+    s->key = f->key;
+    const void *p = (const char *)&c + f->off;
+    switch (f->kind) {
+    case F_U32: s->kind = TS_SET_INT; s->num = *(const uint32_t *)p; break;
+    case F_SIZE: s->kind = TS_SET_INT; s->num = (double)*(const uint64_t *)p; break;
+    case F_REAL: s->kind = TS_SET_REAL; s->num = *(const double *)p; break;
+    case F_BOOL: s->kind = TS_SET_BOOL; s->num = *(const bool *)p; break;
+    case F_ENUM:
+      s->kind = TS_SET_STRING;
+      snprintf(s->str, sizeof s->str, "%s", f->names[*(const uint32_t *)p]);
+      break;
+    default:
+      s->kind = TS_SET_STRING;
+      snprintf(s->str, sizeof s->str, "%s", w->order);
+      break;
+    }
+    if (s->kind == TS_SET_BOOL) snprintf(s->str, sizeof s->str, "%s", s->num ? "true" : "false");
+    else if (s->kind != TS_SET_STRING) snprintf(s->str, sizeof s->str, "%.10g", s->num);
+  }
+  return n;
 }

@@ -27,7 +27,7 @@ static const uint8_t group_dims[TS_GROUP_COUNT] = {
     1u << WORK_D_TP, 1u << WORK_D_CP, 1u << WORK_D_EP,
     (1u << WORK_D_EP) | (1u << WORK_D_EDP), 1u << WORK_D_PP,
     (1u << WORK_D_CP) | (1u << WORK_D_EP) | (1u << WORK_D_EDP),
-    (1u << WORK_D_CP) | (1u << WORK_D_EDP)};
+    (1u << WORK_D_CP) | (1u << WORK_D_EDP), 0, 0};
 
 static int warn(ts_mapping *m, const char *fmt, ...) {
   char buf[512];
@@ -143,12 +143,12 @@ static int rank_gpus(const ts_workload *w, const ts_topo *t, uint32_t n,
     const char *name = w->placement[r];
     if (ts_topo_find_node(t, name, &gpu[r]) ||
         ts_topo_node(t, gpu[r])->kind != TS_NODE_GPU)
-      rc = ts_diag_set(d, TS_ESCHEMA, w->file, 0, 0,
-                       "placement: rank %u names '%s', which is not a GPU of "
+      rc = work_fail_at(d, TS_ESCHEMA, w, "placement",
+                        "placement: rank %u names '%s', which is not a GPU of "
                        "topology '%s'", r, name, ts_topo_name(t));
     else if (used[gpu[r]]++)
-      rc = ts_diag_set(d, TS_EINVALID, w->file, 0, 0,
-                       "placement: GPU '%s' is given to two ranks (again at "
+      rc = work_fail_at(d, TS_EINVALID, w, "placement",
+                        "placement: GPU '%s' is given to two ranks (again at "
                        "rank %u)", name, r);
   }
   free(used);
@@ -164,13 +164,13 @@ static int check_size(const ts_workload *w, const work_cfg *c,
                     : c->gpus ? "parallelism.gpus asks for"
                               : "the topology has";
   if (want > avail)
-    return ts_diag_set(d, TS_EINVALID, w->file, 0, 0,
-                       "the job asks for %u GPUs but topology '%s' has %u "
+    return work_fail_at(d, TS_EINVALID, w, w->placement ? "placement" : "gpus",
+                        "the job asks for %u GPUs but topology '%s' has %u "
                        "(%u short)", want, ts_topo_name(t), avail,
                        want - avail);
   if (prod != want)
-    return ts_diag_set(d, TS_EINVALID, w->file, 0, 0,
-                       "tp*cp*pp*dp = %u*%u*%u*%u = %llu but %s %u GPUs (%s "
+    return work_fail_at(d, TS_EINVALID, w, "dp",
+                        "tp*cp*pp*dp = %u*%u*%u*%u = %llu but %s %u GPUs (%s "
                        "by %llu)", c->tp, c->cp, c->pp, c->dp,
                        (unsigned long long)prod, why, want,
                        prod > want ? "over" : "under",
@@ -178,6 +178,29 @@ static int check_size(const ts_workload *w, const work_cfg *c,
                                                         : want - prod));
   *n = want;
   return 0;
+}
+
+/* HSDP groups split each gradient group of G ranks into G/ds shard groups
+ * of ds consecutive members and ds replica groups across them. */
+static void build_hsdp_groups(ts_mapping *m, const work_cfg *c) {
+  uint32_t G = m->size[TS_GROUP_GRAD], ds = c->shard_group;
+  if (!ds || G % ds) ds = G;
+  m->size[TS_GROUP_SHARD] = ds;
+  m->size[TS_GROUP_REPLICA] = G / ds;
+  m->count[TS_GROUP_SHARD] = m->ranks / ds;
+  m->count[TS_GROUP_REPLICA] = m->ranks / (G / ds);
+  for (uint32_t r = 0; r < m->ranks; r++) {
+    ts_rank_label *lb = &m->labels[r];
+    uint32_t gid = lb->group[TS_GROUP_GRAD], idx = lb->index[TS_GROUP_GRAD];
+    lb->group[TS_GROUP_SHARD] = gid * (G / ds) + idx / ds;
+    lb->index[TS_GROUP_SHARD] = idx % ds;
+    lb->group[TS_GROUP_REPLICA] = gid * ds + idx % ds;
+    lb->index[TS_GROUP_REPLICA] = idx / ds;
+    m->members[TS_GROUP_SHARD][(size_t)lb->group[TS_GROUP_SHARD] * ds +
+                               idx % ds] = r;
+    m->members[TS_GROUP_REPLICA][(size_t)lb->group[TS_GROUP_REPLICA] *
+                                     (G / ds) + idx / ds] = r;
+  }
 }
 
 static int build_groups(ts_mapping *m, const work_cfg *c, const int *perm) {
@@ -209,6 +232,7 @@ static int build_groups(ts_mapping *m, const work_cfg *c, const int *perm) {
       m->members[g][(size_t)id * m->size[g] + idx] = r;
     }
   }
+  build_hsdp_groups(m, c);
   return 0;
 }
 
@@ -270,20 +294,22 @@ static int check_memory(const ts_workload *w, const ts_mapping *m,
         if (hb < hbm) hbm = hb, r = i;
       }
     if (b.total <= hbm) continue;
-    char tot[32], cap[32], wt[32], gr[32], op[32], ac[32], over[32];
+    char tot[32], cap[32], wt[32], gr[32], op[32], ac[32], bu[32], over[32];
     work_gib(b.total, tot, sizeof tot);
     work_gib(hbm, cap, sizeof cap);
     work_gib(b.weights, wt, sizeof wt);
     work_gib(b.grads, gr, sizeof gr);
     work_gib(b.optimizer, op, sizeof op);
     work_gib(b.activations, ac, sizeof ac);
+    work_gib(b.buffers, bu, sizeof bu);
     work_gib(b.total - hbm, over, sizeof over);
-    return ts_diag_set(d, TS_EINVALID, w->file, 0, 0,
-                       "pipeline stage %u needs %s GiB per GPU, HBM holds %s "
+    return work_fail_at(d, TS_EINVALID, w, "tp",
+                        "pipeline stage %u needs %s GiB per GPU, HBM holds %s "
                        "GiB (%s) on rank %u: over by %s GiB (weights %s, "
-                       "grads %s, optimizer %s, activations %s GiB)", s, tot,
-                       cap, ts_topo_gpu_model(t, ts_topo_node(t, m->labels[r].gpu)->model)->name,
-                       r, over, wt, gr, op, ac);
+                       "grads %s, optimizer %s, activations %s, buffers %s "
+                       "GiB)", s, tot, cap,
+                       ts_topo_gpu_model(t, ts_topo_node(t, m->labels[r].gpu)->model)->name,
+                       r, over, wt, gr, op, ac, bu);
   }
   return 0;
 }
@@ -296,7 +322,7 @@ int ts_work_map(const ts_workload *w, const ts_topo *t, ts_mapping **out,
   int perm[WORK_D_COUNT];
   char why[200];
   if (work_parse_order(w->order, perm, why, sizeof why))
-    return ts_diag_set(d, TS_ESCHEMA, w->file, 0, 0, "order: %s", why);
+    return work_fail_at(d, TS_ESCHEMA, w, "order", "order: %s", why);
   uint32_t n = 0;
   int rc = work_validate(w, d);
   if (!rc) rc = check_size(w, &c, t, &n, d);

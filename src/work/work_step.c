@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topsim/ts_budget.h"
 #include "work/work_step.h"
 
 static int check_layout(const work_cfg *c, const ts_mapping *m, ts_diag *d) {
@@ -88,6 +89,10 @@ int ts_step_compile(const ts_workload *w, const ts_topo *t,
     out->ep_share[i] = work_moe_rank_share(&c, i);
   if (!rc) rc = build_progs(out, w, &c, t, m);
   if (rc == TS_ENOMEM) ts_diag_set(d, rc, NULL, 0, 0, "out of memory");
+  if (rc == TS_ELIMIT)
+    ts_budget_refuse(d, TS_BUDGET_DESCRIPTORS, w->file, 0, 0,
+                     "the step program of one rank (its compute ops, "
+                     "collectives and sends) is too long");
   if (rc) ts_step_progs_free(out);
   return rc;
 }

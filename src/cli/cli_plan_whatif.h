@@ -1,0 +1,13 @@
+/* cli_plan_whatif.h - plan --what-if: counted and simulated blast radius. */
+#ifndef TOPSIM_CLI_PLAN_WHATIF_H
+#define TOPSIM_CLI_PLAN_WHATIF_H
+
+#include "topsim/ts_plan.h"
+
+/* Runs the workload on plan r healthy and with one leaf, spine, core and
+ * node-leaf cable failed, and prints each slowdown next to the counted
+ * impact (text, or JSON when json). Returns 0, EX_DATAERR when the healthy
+ * step cannot run, or EX_IOERR. */
+int cli_plan_whatif(const ts_plan_result *r, const char *workload, int json);
+
+#endif
