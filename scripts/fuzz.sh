@@ -19,7 +19,7 @@ if ! command -v clang >/dev/null; then
   exit 0
 fi
 build=$ROOT/build-fuzz
-CC=clang cmake -S "$ROOT" -B "$build" -DTOPSIM_FUZZ=ON -DTOPSIM_TESTS=OFF \
+CC=clang cmake -S "$ROOT" -B "$build" -DTOPSIM_FUZZ=ON -DTOPSIM_WERROR=ON -DTOPSIM_TESTS=OFF \
   -DTOPSIM_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
 nice -n 10 cmake --build "$build" -j 2 >/dev/null
 

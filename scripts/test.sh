@@ -8,11 +8,11 @@ ensure_packages "${TOPSIM_PACKAGES[@]}" valgrind
 cd "$TOPSIM_ROOT"
 
 echo "== build (RelWithDebInfo) and ctest"
-configure_build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+configure_build build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTOPSIM_WERROR=ON
 ctest --test-dir build --output-on-failure -j "$JOBS"
 
 echo "== build with ASan+UBSan and ctest"
-configure_build build-asan -DCMAKE_BUILD_TYPE=Debug -DTOPSIM_SANITIZE=ON \
+configure_build build-asan -DCMAKE_BUILD_TYPE=Debug -DTOPSIM_SANITIZE=ON -DTOPSIM_WERROR=ON \
   -DTOPSIM_BENCH=OFF
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

@@ -61,6 +61,16 @@ xs=$(bt --pattern shift:1 --no-pxn --routing spray -b 1G -e 1G --fail compute/sp
 close "$xs" "$(python3 -c "print($hs * 4 / 3)")" 1e-4 && ok \
   || note "failed spine: $xs us, want 4/3 x $hs"
 
+#    The summary says the same statically: `topo --fail` scales capacities.
+tf=$("$bin" topo "$topo" --fail compute/spine-g0-1)
+printf '%s\n' "$tf" | grep -q "^what-if: bandwidths below are after failing compute/spine-g0-1$" \
+  && printf '%s\n' "$tf" | grep -q "^bisection (backend planes): 1440.0 GB/s$" \
+  && printf '%s\n' "$tf" | grep -q "leaf: 8 switches.*oversubscription 1.33:1" \
+  && ok || note "topo --fail spine: $tf"
+"$bin" topo "$topo" --json --degrade compute/spine-g0-1=0.5 | python3 -c '
+import json, sys; d = json.load(sys.stdin); assert d["bisection_bw_Bps"] == 1680e9, d["bisection_bw_Bps"]' \
+  && ok || note "topo --degrade --json"
+
 # 4. A straggler in `run`: TP 8 x DP 20, pp 1, free communication, so each
 #    rank's step is its compute C and every rank waits for the slowest at
 #    the DP reduction: T = 1.5 C (per-kernel rounding: under 1 ns), the
@@ -149,6 +159,7 @@ want 64 "fail-at takes TIME:NAME" bench "$topo" --fail-at soon:compute/spine-g0-
 want 64 "needs flow fidelity" bench "$topo" --fidelity chunk --pattern shift:8 --fail-at 1ms:compute/spine-g0-0
 want 64 "what-if needs --workload" plan --preset a100-superpod --nodes 40 --what-if
 want 64 "faults apply to --workload" plan --preset a100-superpod --nodes 40 --fail x
+want 64 "stragglers and timed failures need a simulation" topo "$topo" --faults "$fdir/leaf-and-straggler.yaml"
 cut=()
 for n in 0 1 2 3 4 5 6 7; do cut+=(--fail dgx0/compute$n); done
 want 65 "'dgx0/gpu[0-7]' is cut off from the fabric" bench "$topo" --pattern shift:8 "${cut[@]}"

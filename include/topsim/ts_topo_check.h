@@ -25,6 +25,13 @@ typedef struct ts_problems {
  * Free with ts_problems_free. */
 int ts_topo_validate(const ts_topo *t, ts_problems *out);
 
+/* Warnings for legal but suspicious designs (docs/cli.md lists them): a
+ * backend tier oversubscribed beyond 1:1, a tier with more uplink than
+ * downlink bandwidth, a switch with uneven uplinks to its upper tier. Same
+ * contract as ts_topo_validate: appends to *out, returns how many it added
+ * or TS_ENOMEM. Run it on a topology that validates. */
+int ts_topo_lint(const ts_topo *t, ts_problems *out);
+
 /* Frees the problem list (not the struct itself). */
 void ts_problems_free(ts_problems *p);
 
@@ -69,6 +76,11 @@ typedef struct ts_topo_stats {
 
 /* Computes stats. Returns 0 or TS_ENOMEM; free with ts_topo_stats_free. */
 int ts_topo_stats_compute(const ts_topo *t, ts_topo_stats *out);
+/* The same with link l's bandwidth scaled by link_factor[l] (0: failed;
+ * NULL: all 1) in every bandwidth figure (tier budgets, oversubscription,
+ * bisection); counts, ports and hops are unchanged. */
+int ts_topo_stats_scaled(const ts_topo *t, const double *link_factor,
+                         ts_topo_stats *out);
 void ts_topo_stats_free(ts_topo_stats *s);
 
 /* nvidia-smi topo -m class of the path between two GPUs of one host:

@@ -21,6 +21,14 @@ int cli_bench(int argc, char **argv);
 /* `topsim run`: predict one training step of a workload. */
 int cli_run(int argc, char **argv);
 
+/* `topsim topo --validate FILE...`: errors and warnings of every file, as
+ * text or JSON. Returns 0, 65 (some file has an error) or 66. */
+int cli_topo_validate(char *const *files, int n, int json);
+
+/* `topsim check`: regression checks against a baseline. Returns 0, 1 (some
+ * checks failed) or a sysexits status. */
+int cli_check(int argc, char **argv);
+
 /* Prints a diagnostic as "file:line:col: error: msg" to stderr and returns
  * the sysexits status for code. */
 int cli_fail(const ts_diag *d, int code);

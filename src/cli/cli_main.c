@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "topsim/ts_budget.h"
+#include "topsim/ts_version.h"
 
 typedef struct command {
   const char *name;
@@ -20,10 +21,12 @@ static const command commands[] = {
     {"plan", cli_plan, "size a rail-optimized fabric from design rules"},
     {"bench", cli_bench, "nccl-tests-style point-to-point benchmark on a topology"},
     {"run", cli_run, "predict one training step of a workload on a topology"},
+    {"check", cli_check, "check topology files against a baseline (CI, JUnit XML)"},
 };
 
 static void usage(FILE *out) {
-  fprintf(out, "usage: topsim <command> [options]\n\n"
+  fprintf(out, "usage: topsim <command> [options]\n"
+               "       topsim -V | --version\n\n"
                "topsim: topology-aware discrete-event GPU-cluster simulator.\n\n"
                "commands:\n");
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
@@ -137,8 +140,8 @@ static int dispatch(int argc, char **argv) {
     usage(stdout);
     return 0;
   }
-  if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
-    printf("topsim 0.1.0\n");
+  if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V") || !strcmp(cmd, "version")) {
+    printf("topsim %s\n", TOPSIM_VERSION);
     return 0;
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

@@ -9,6 +9,7 @@
 #include <sysexits.h>
 
 #include "cli/cli.h"
+#include "cli/cli_faults.h"
 #include "topsim/ts_report.h"
 #include "topsim/ts_topo_check.h"
 
@@ -16,20 +17,27 @@ typedef enum { OUT_SUMMARY, OUT_JSON, OUT_MATRIX, OUT_DOT, OUT_VALIDATE } out_mo
 
 typedef struct topo_opts {
   const char *file;
+  char *const *files;     /* --validate: every FILE */
+  int nfiles;
+  int validate_json;      /* --validate --json */
   const char *node;       /* --node: host index or name */
   const char *output;     /* -o FILE */
   out_mode mode;
   ts_dot_level level;
+  ts_faults faults;       /* --fail/--degrade/--faults: capacities after */
 } topo_opts;
 
 static void topo_help(void) {
   printf(
-      "usage: topsim topo FILE [options]\n\n"
+      "usage: topsim topo FILE [options]\n"
+      "       topsim topo --validate [--json] FILE...\n\n"
       "Load a topology, validate it and print a summary: counts by kind, tier\n"
       "and plane; GPUs; ports; oversubscription per tier; bisection bandwidth;\n"
       "scale-up domain; hop counts.\n\n"
       "options:\n"
-      "  --validate          only validate; list every problem (exit 65 if any)\n"
+      "  --validate          only validate FILE (several allowed): every error\n"
+      "                      and warning (exit 65 if any error); with --json\n"
+      "                      as JSON (file, line, column, severity, message)\n"
       "  --json              print the summary as JSON\n"
       "  --matrix            print the nvidia-smi topo -m matrix of one node\n"
       "  --node N            node for --matrix: index or name (default 0)\n"
@@ -37,6 +45,11 @@ static void topo_help(void) {
       "  --level L           --dot detail: device, node, rack or su (default:\n"
       "                      device up to 2000 devices, else node)\n"
       "  -o, --output FILE   write to FILE instead of standard output\n"
+      "  --fail NAME         summary and JSON as if NAME (switch, NIC, link\n"
+      "                      A--B) were down: bandwidths, oversubscription\n"
+      "                      and bisection after it; repeatable\n"
+      "  --degrade NAME=F    the same with its bandwidth x F\n"
+      "  --faults FILE       fail/degrade entries of a faults file\n"
       "  -h, --help          show this help\n\n"
       "exit status (sysexits.h): 0 ok, 64 usage, 65 invalid topology or input,\n"
       "66 missing or empty file, 70 internal error, 71 out of memory,\n"
@@ -59,14 +72,17 @@ static int parse_opts(int argc, char **argv, topo_opts *o) {
       {"matrix", no_argument, NULL, 'm'},   {"node", required_argument, NULL, 'n'},
       {"dot", no_argument, NULL, 'd'},      {"level", required_argument, NULL, 'l'},
       {"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
+      {"fail", required_argument, NULL, CLI_OPT_FAIL},
+      {"degrade", required_argument, NULL, CLI_OPT_DEGRADE},
+      {"faults", required_argument, NULL, CLI_OPT_FAULTS},
       {NULL, 0, NULL, 0}};
-  int c, level_set = 0, modes = 0;
+  int c, level_set = 0, modes = 0, validate = 0;
   o->level = (ts_dot_level)-1;
   optind = 1;
   opterr = 0; /* our own message, with the command name */
   while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
     switch (c) {
-    case 'V': o->mode = OUT_VALIDATE; modes++; break;
+    case 'V': validate = 1; break;
     case 'j': o->mode = OUT_JSON; modes++; break;
     case 'm': o->mode = OUT_MATRIX; modes++; break;
     case 'd': o->mode = OUT_DOT; modes++; break;
@@ -79,12 +95,25 @@ static int parse_opts(int argc, char **argv, topo_opts *o) {
       break;
     case 'h': topo_help(); return -1;
     case ':': return cli_usage_error("topo", "%s needs a value", argv[optind - 1]);
-    default: return cli_usage_error("topo", "unknown option '%s'", argv[optind - 1]);
+    case '?': return cli_usage_error("topo", "unknown option '%s'", argv[optind - 1]);
+    default: {
+      int st = 0;
+      if (cli_faults_opt("topo", c, optarg, &o->faults, &st) < 0) return st;
     }
+    }
+  }
+  if (validate && (modes > 1 || (modes == 1 && o->mode != OUT_JSON)))
+    return cli_usage_error("topo", "--validate combines only with --json");
+  if (validate) {
+    o->validate_json = o->mode == OUT_JSON;
+    o->mode = OUT_VALIDATE;
+    o->files = argv + optind;
+    o->nfiles = argc - optind;
+    if (o->nfiles < 1) return cli_usage_error("topo", "expected topology FILEs");
   }
   if (modes > 1)
     return cli_usage_error("topo", "choose one of --validate, --json, --matrix, --dot");
-  if (optind != argc - 1)
+  if (!validate && optind != argc - 1)
     return cli_usage_error("topo", "expected exactly one topology FILE");
   if (level_set && o->mode != OUT_DOT)
     return cli_usage_error("topo", "--level only applies to --dot");
@@ -153,6 +182,38 @@ static int matrix_host(const ts_topo *t, const topo_opts *o, int32_t *host) {
   return cli_usage_error("topo", "node %d has no GPUs", *host);
 }
 
+/* Stats with the faults' capacities (every link at its factor). */
+static int stats_after_faults(const ts_topo *t, const topo_opts *o,
+                              ts_topo_stats *s) {
+  ts_route_state *st = NULL;
+  if (!o->faults.n) return ts_topo_stats_compute(t, s);
+  double *f = malloc(((size_t)ts_topo_link_count(t) + 1) * sizeof *f);
+  int rc = f && !ts_route_state_new(t, &st) ? 0 : TS_ENOMEM;
+  if (!rc) rc = ts_faults_apply(&o->faults, t, st, NULL);
+  for (uint32_t l = 0; !rc && l < ts_topo_link_count(t); l++)
+    f[l] = ts_route_link_factor(st, l);
+  if (!rc) rc = ts_topo_stats_scaled(t, f, s);
+  ts_route_state_free(st);
+  free(f);
+  return rc;
+}
+
+/* Resolves --fail/--degrade names; stragglers and timed failures have no
+ * meaning for a static summary. 0 or an exit status. */
+static int check_faults(const ts_topo *t, topo_opts *o) {
+  ts_diag d;
+  ts_diag_clear(&d);
+  if (ts_faults_has(&o->faults, TS_FAULT_STRAGGLER) ||
+      ts_faults_has(&o->faults, TS_FAULT_FAIL_AT))
+    return cli_usage_error("topo", "stragglers and timed failures need a "
+                           "simulation (topsim run or bench)");
+  if (o->faults.n && (o->mode == OUT_MATRIX || o->mode == OUT_DOT))
+    return cli_usage_error("topo", "faults change the summary and --json only");
+  int rc = ts_faults_resolve(&o->faults, t, &d);
+  if (!rc) return 0;
+  return rc == TS_EUSAGE ? cli_usage_error("topo", "%s", d.msg) : cli_fail(&d, rc);
+}
+
 static int emit(const ts_topo *t, const topo_opts *o, int32_t host, FILE *out) {
   if (o->mode == OUT_MATRIX)
     return ts_report_topo_matrix(t, host, out) ? EX_SOFTWARE : 0;
@@ -162,7 +223,15 @@ static int emit(const ts_topo *t, const topo_opts *o, int32_t host, FILE *out) {
     return ts_report_dot(t, lv, out) ? EX_IOERR : 0;
   }
   ts_topo_stats s;
-  if (ts_topo_stats_compute(t, &s)) return EX_OSERR;
+  if (stats_after_faults(t, o, &s)) return EX_OSERR;
+  if (o->faults.n && o->mode != OUT_JSON) {
+    fprintf(out, "what-if: bandwidths below are after");
+    for (uint32_t i = 0; i < o->faults.n; i++)
+      fprintf(out, "%s %s %s", i ? "," : "",
+              o->faults.v[i].kind == TS_FAULT_FAIL ? "failing" : "degrading",
+              o->faults.v[i].name);
+    fprintf(out, "\n");
+  }
   int rc = o->mode == OUT_JSON ? ts_report_topo_json(t, &s, out)
                                : ts_report_topo_summary(t, &s, out);
   ts_topo_stats_free(&s);
@@ -172,12 +241,20 @@ static int emit(const ts_topo *t, const topo_opts *o, int32_t host, FILE *out) {
 int cli_topo(int argc, char **argv) {
   topo_opts o;
   memset(&o, 0, sizeof o);
+  ts_faults_init(&o.faults);
   int rc = parse_opts(argc, argv, &o);
-  if (rc) return rc < 0 ? 0 : rc;
+  if (!rc && o.mode == OUT_VALIDATE) {
+    ts_faults_free(&o.faults);
+    return cli_topo_validate(o.files, o.nfiles, o.validate_json);
+  }
   ts_topo *t = NULL;
-  rc = cli_load_topo(o.file, &t);
-  if (rc) return rc;
+  if (!rc) rc = cli_load_topo(o.file, &t);
+  if (rc) {
+    ts_faults_free(&o.faults);
+    return rc < 0 ? 0 : rc;
+  }
   rc = report_problems(t, o.file, o.mode != OUT_VALIDATE);
+  if (!rc) rc = check_faults(t, &o);
   int32_t host = 0;
   if (!rc && o.mode == OUT_MATRIX) rc = matrix_host(t, &o, &host);
   if (!rc && o.mode != OUT_VALIDATE) {
@@ -191,5 +268,6 @@ int cli_topo(int argc, char **argv) {
     }
   }
   ts_topo_free(t);
+  ts_faults_free(&o.faults);
   return rc;
 }

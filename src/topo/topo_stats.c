@@ -14,6 +14,9 @@
  *     crossing it, halved. Boundaries: endpoints->tier 1 (sum of the
  *     endpoint links), then tier k->k+1 (tier k's up bandwidth) for every k
  *     below the top; the top tier is a full crossbar and no boundary.
+ * ts_topo_stats_scaled takes per-link bandwidth factors (a what-if: 0 for a
+ * failed link) and scales every bandwidth figure; counts, ports and hops
+ * stay as built.
  * Costs: O(P * (V + E)) for plane stats, O(V log V) for distinct labels,
  * O(V + E) for the scale-up union-find and the hop BFS. */
 #include <stdlib.h>
@@ -81,9 +84,15 @@ static void plane_nodes(const ts_topo *t, uint16_t p, ts_plane_stats *ps) {
   }
 }
 
-/* Books one side of link l: `me` is a switch, `other` the far end. */
+/* Link l's bandwidth under the per-link factors (NULL: nominal). */
+static double link_bw(const ts_topo *t, const double *factor, uint32_t l) {
+  return t->links[l].bandwidth * (factor ? factor[l] : 1.0);
+}
+
+/* Books one side of link l (bandwidth bw): `me` is a switch, `other` the
+ * far end. */
 static void book_side(const ts_topo *t, ts_plane_stats *ps, uint32_t me,
-                      uint32_t other, const ts_link *l) {
+                      uint32_t other, const ts_link *l, double bw) {
   const ts_node *a = &t->nodes[me], *b = &t->nodes[other];
   if (!topo_is_switch(a) || eff_tier(a) > TS_TIER_MAX) return;
   ts_tier_stats *ts = &ps->tier[eff_tier(a)];
@@ -91,36 +100,39 @@ static void book_side(const ts_topo *t, ts_plane_stats *ps, uint32_t me,
   bool up = topo_is_switch(b) && eff_tier(b) > eff_tier(a);
   if (down) {
     ts->ports_down += l->width;
-    ts->down_bw += l->bandwidth;
+    ts->down_bw += bw;
   } else if (up) {
     ts->ports_up += l->width;
-    ts->up_bw += l->bandwidth;
+    ts->up_bw += bw;
   }
 }
 
 /* Tier budgets from the plane's links; returns the endpoint->tier-1
  * boundary capacity (links with exactly one switch end). */
-static double plane_links(const ts_topo *t, uint16_t p, ts_plane_stats *ps) {
+static double plane_links(const ts_topo *t, const double *factor, uint16_t p,
+                          ts_plane_stats *ps) {
   double edge_bw = 0;
   for (uint32_t i = 0; i < t->link_count; i++) {
     const ts_link *l = &t->links[i];
     if (l->plane != p) continue;
+    double bw = link_bw(t, factor, i);
     ps->links++;
-    book_side(t, ps, l->a, l->b, l);
-    book_side(t, ps, l->b, l->a, l);
+    book_side(t, ps, l->a, l->b, l, bw);
+    book_side(t, ps, l->b, l->a, l, bw);
     bool sa = topo_is_switch(&t->nodes[l->a]);
     bool sb = topo_is_switch(&t->nodes[l->b]);
-    if (sa != sb) edge_bw += l->bandwidth;
+    if (sa != sb) edge_bw += bw;
     uint32_t nic = sa ? l->b : l->a;
     if (sa != sb && t->nodes[nic].kind == TS_NODE_NIC && t->port_bw[nic] == 0)
-      ps->nic_bw += l->bandwidth; /* no port speed given: use the cable */
+      ps->nic_bw += bw; /* no port speed given: use the cable */
   }
   return edge_bw;
 }
 
-static void plane_stats(const ts_topo *t, uint16_t p, ts_plane_stats *ps) {
+static void plane_stats(const ts_topo *t, const double *factor, uint16_t p,
+                        ts_plane_stats *ps) {
   plane_nodes(t, p, ps);
-  double cut = plane_links(t, p, ps);
+  double cut = plane_links(t, factor, p, ps);
   for (uint32_t k = 1; k <= ps->tiers; k++) {
     ts_tier_stats *ts = &ps->tier[k];
     ts->oversub = ts->up_bw > 0 ? ts->down_bw / ts->up_bw : 0;
@@ -187,6 +199,11 @@ static int hop_histogram(const ts_topo *t, ts_topo_stats *s) {
 }
 
 int ts_topo_stats_compute(const ts_topo *t, ts_topo_stats *out) {
+  return ts_topo_stats_scaled(t, NULL, out);
+}
+
+int ts_topo_stats_scaled(const ts_topo *t, const double *link_factor,
+                         ts_topo_stats *out) {
   memset(out, 0, sizeof *out);
   count_kinds(t, out);
   int64_t racks = count_distinct(t, false), sus = count_distinct(t, true);
@@ -196,7 +213,7 @@ int ts_topo_stats_compute(const ts_topo *t, ts_topo_stats *out) {
   out->sus = (uint32_t)sus;
   out->plane_count = t->plane_count;
   for (uint32_t p = 0; p < t->plane_count; p++) {
-    plane_stats(t, (uint16_t)p, &out->planes[p]);
+    plane_stats(t, link_factor, (uint16_t)p, &out->planes[p]);
     if (t->planes[p].kind == TS_PLANE_BACKEND)
       out->bisection_bw += out->planes[p].bisection_bw;
   }
