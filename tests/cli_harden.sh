@@ -114,6 +114,25 @@ expect 65 "pipeline stage 0 needs 17179869184.0 GiB" \
   run "$src/tests/data/workloads/tiny-dense.yaml" --topology "$src/topologies/superpod-a100-1su.yaml" \
   --set hidden=1073741824 --set seq_len=1073741824 --set layers=100000
 
+# Limits of the 16-bit ids, at the position of the first entry past them
+# (were "out of memory", exit 71, no position).
+python3 - "$tmp" <<'PY'
+import sys
+d = sys.argv[1]
+with open(d + "/planes.yaml", "w") as f:
+    f.write("topsim: 1\nname: p\nplanes:\n")
+    for i in range(65535):
+        f.write("  - {name: p%d, kind: backend, technology: ib_ndr}\n" % i)
+    f.write("nodes: []\n")
+with open(d + "/models.yaml", "w") as f:
+    f.write("topsim: 1\nname: m\ngpu_models:\n")
+    for i in range(65535):
+        f.write("  m%d: {bf16: 1TFLOP/s, hbm: 1GB, hbm_bandwidth: 1GB/s}\n" % i)
+    f.write("nodes: []\n")
+PY
+expect 65 "planes.yaml:65538:5: error: more than 65534 planes" topo "$tmp/planes.yaml"
+expect 65 "models.yaml:65538:3: error: more than 65534 GPU models" topo "$tmp/models.yaml"
+
 # 5. workload refusals name file:line:column of the key to change
 #    (tests/data/bad/work/EXPECT: file, exit status, expected text).
 while IFS=$'\t' read -r file want msg; do
