@@ -10,9 +10,13 @@ pass=0
 note() { echo "FAIL: $*"; fail=$((fail + 1)); }
 ok() { pass=$((pass + 1)); }
 topo=$src/topologies/superpod-a100-1su.yaml
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 
-got=$("$bin" bench "$topo" --pattern shift:8 -b 1K -e 16M -f 8) || note "bench failed"
-if diff -u "$src/tests/golden/bench_superpod-a100-1su_shift8.txt" <(printf '%s\n' "$got"); then ok
+# Files, not $(...): the table ends with nccl-tests' blank line.
+"$bin" bench "$topo" --pattern shift:8 -b 1K -e 16M -f 8 > "$tmp/g1.txt" || note "bench failed"
+got=$(cat "$tmp/g1.txt")
+if diff -u "$src/tests/golden/bench_superpod-a100-1su_shift8.txt" "$tmp/g1.txt"; then ok
 else note "bench output differs from the golden file"; fi
 [ "$got" = "$("$bin" bench "$topo" --pattern shift:8 -b 1K -e 16M -f 8)" ] && ok \
   || note "bench is not byte-identical across runs"
@@ -64,12 +68,90 @@ usage "--algo fastest: expected" "$topo" --op all_reduce --algo fastest
 usage "NVLS needs one host with an NVSwitch" "$topo" --op all_gather --algo nvls --nodes 1
 
 # Collectives: a golden nccl-tests table, JSON rows with the chosen algorithm.
-got=$("$bin" bench "$src/topologies/dgx-a100.yaml" --op all_reduce -b 8 -e 1G -f 64)
-if diff -u "$src/tests/golden/bench_dgx-a100_all_reduce.txt" <(printf '%s\n' "$got"); then ok
+"$bin" bench "$src/topologies/dgx-a100.yaml" --op all_reduce -b 8 -e 1G -f 64 > "$tmp/g2.txt"
+if diff -u "$src/tests/golden/bench_dgx-a100_all_reduce.txt" "$tmp/g2.txt"; then ok
 else note "all_reduce output differs from the golden file"; fi
 "$bin" bench "$topo" --op all_gather --nodes 2 --json -b 1M -e 16M -f 4 \
   | python3 -c 'import json,sys; d=json.load(sys.stdin); assert [r["algo"] for r in d["rows"]] and d["gpus"]==16, d' \
   && ok || note "all_gather --json"
+# A scraper written for nccl-tests (not for topsim): data rows are the
+# lines that do not start with '#' after the "out-of-place" header; busbw
+# is the sixth field from the end (out-of-place), time the eighth; the
+# average comes from "# Avg bus bandwidth". It must read topsim's table
+# and agree with topsim's own JSON to the printed precision.
+scrape='
+import sys, json
+table, js = sys.argv[1], json.load(open(sys.argv[2]))
+rows, avg, seen = [], None, False
+for line in open(table):
+    if line.startswith("#"):
+        seen |= "out-of-place" in line
+        if line.startswith("# Avg bus bandwidth"):
+            avg = float(line.split(":")[1])
+        continue
+    if not seen or not line.strip():
+        continue
+    f = line.split()
+    # nccl-tests widths: 12+2+12+2+8+2+6+2+6, then two groups of 2+7+2+6+2+6+7
+    assert len(line.rstrip("\n")) == 116, repr(line)
+    assert f[-1] == "N/A" and f[-5] == "N/A", f
+    rows.append((int(f[0]), float(f[-8]), float(f[-6]), float(f[-2])))
+want = js["rows"]
+assert len(rows) == len(want), (rows, want)
+for (size, t, bus, bus_in), w in zip(rows, want):
+    assert size == w["size"], (size, w)
+    assert abs(bus - w["busbw_GBps"]) <= 0.005 + 1e-9, (bus, w)
+    assert bus == bus_in
+    assert abs(t - w["time_us"]) <= 0.005 + 1e-9 or t > 9999, (t, w)
+mean = sum(w["busbw_GBps"] for w in want) / len(want)
+assert abs(avg - mean) <= 1e-4 * max(mean, 1), (avg, mean)
+print(len(rows))
+'
+for args in "$src/topologies/dgx-a100.yaml --op all_reduce -b 8 -e 1G -f 4" \
+            "$src/topologies/dgx-a100.yaml --op all_gather -b 1M -e 64M -i 9M -d half" \
+            "$topo --pattern shift:8 -b 1K -e 16M -f 8"; do
+  # shellcheck disable=SC2086
+  "$bin" bench $args > "$tmp/table.txt" && "$bin" bench $args --json > "$tmp/rows.json" \
+    && n=$(python3 -c "$scrape" "$tmp/table.txt" "$tmp/rows.json") && [ "$n" -gt 3 ] && ok \
+    || note "nccl-tests scraper on bench $args"
+done
+
+# -J FILE: nccl-tests' JSON (version 3), dates pinned by SOURCE_DATE_EPOCH.
+export SOURCE_DATE_EPOCH=1700000000
+"$bin" bench "$src/topologies/dgx-a100.yaml" --op reduce_scatter -b 64K -e 1M -f 4 -n 7 -w 3 \
+  -J "$tmp/a.json" > "$tmp/a.txt" && cp "$tmp/a.json" "$tmp/b.json" && \
+"$bin" bench "$src/topologies/dgx-a100.yaml" --op reduce_scatter -b 64K -e 1M -f 4 -n 7 -w 3 \
+  -J "$tmp/a.json" > /dev/null && cmp -s "$tmp/a.json" "$tmp/b.json" && ok || note "-J is not deterministic"
+head -1 "$tmp/a.txt" | grep -qx "# Writing JSON output to $tmp/a.json" && ok || note "-J announcement"
+python3 - "$tmp/a.json" "$tmp/a.txt" <<'PY' && ok || note "-J JSON content"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["version"] == 3 and j["start_time"] == "2023-11-14 22:13:20", j["start_time"]
+c = j["config"]
+assert c["ngpus"] == 8 and c["iterations"] == 7 and c["warmup_iters"] == 3 and c["step_factor"] == 4
+assert len(c["devices"]) == 8 and c["devices"][3]["device"] == 3
+# 64K, 256K, 1M: three sizes; reduce_scatter count is per rank (size/4/8).
+r = j["results"]
+assert [x["size"] for x in r] == [65536, 262144, 1048576], r
+assert [x["count"] for x in r] == [2048, 8192, 32768], r
+assert all(x["redop"] == "sum" and x["root"] == "    -1" and x["type"] == "float" for x in r)
+assert all(x["out_of_place"] == x["in_place"] and x["out_of_place"]["nwrong"] is None for x in r)
+assert j["out_of_bounds"] == {"count": 0, "okay": "true"}
+avg = sum(x["out_of_place"]["bus_bw"] for x in r) / 3
+assert abs(j["average_bus_bandwidth"]["bandwidth"] - avg) < 1e-6 * avg  # 10 digits printed
+table = [l.split() for l in open(sys.argv[2]) if l[0] != "#"]
+assert [float(t[-6]) for t in table if t] == [round(x["out_of_place"]["bus_bw"], 2) for x in r]
+PY
+unset SOURCE_DATE_EPOCH
+
+usage "-d bogus: expected one of" "$topo" --pattern permutation -d bogus
+usage "-o all: expected sum" "$topo" --op all_reduce -o all
+usage "-f 1 needs -i" "$topo" --pattern permutation -f 1
+usage "give one of -g, --gpus and --nodes" "$topo" --op all_reduce -g 8 --nodes 1
+# -g N is the first N GPUs (nccl-tests' GPUs per process, one process).
+"$bin" bench "$topo" --op all_reduce -g 16 -b 1M -e 1M | grep -q "^# nThread 1 nGpus 16 " \
+  && ok || note "-g 16"
+
 "$bin" bench "$src/no/such.yaml" --pattern permutation >/dev/null 2>&1
 [ $? -eq 66 ] && ok || note "missing topology should exit 66"
 "$bin" bench --help | grep -q "usage: topsim bench" && ok || note "bench --help"

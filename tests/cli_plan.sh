@@ -60,7 +60,12 @@ done <<'CASES'
 --template dgx-z100 --nodes 1|unknown template
 --nodes x|needs a whole number
 --nodes 4 --port-speed fast|not a bandwidth
---preset a100-superpod --nodes 20 --workload w.yaml|needs --sus A..B
+--preset a100-superpod --nodes 20 --workload w.yaml|--workload needs --sus A..B
+--nodes 64 --csv --json|give one of
+--nodes 64 --diagram png|must be dot or svg
+--nodes 64 --leaf-placement side|must be eor or mor
+--nodes 64 --rack-power lots|not a power
+--preset h100-superpod --nodes 64 --switch NOPE|not in the catalog
 --sus 3..1 --preset a100-superpod|is not A..B
 --sus 1..2|needs --nodes-per-su
 --nodes 4 --bogus|unknown option
@@ -76,6 +81,62 @@ if grep -qE "^ +1 +160 +10 .* 100\.0%$" <<<"$out" && grep -qE "^ +2 +320 +20 " <
 else note "plan --workload rows: $out"; fi
 "$bin" plan --template /nonexistent.yaml:x --nodes 1 >/dev/null 2>&1
 [ $? -eq 66 ] && ok || note "missing template file should exit 66"
+
+# Bill of materials as CSV: a header and rows of 10 cells; nodes x power.
+out=$("$bin" plan --preset h100-superpod --nodes 64 --nodes-per-rack 4 \
+      --storage-nics 2 --frontend-nics 1 --csv)
+if python3 - "$out" <<'PY'
+import csv, io, sys
+rows = list(csv.reader(io.StringIO(sys.argv[1])))
+assert rows[0][:5] == ["plane", "tier", "item", "part", "quantity"], rows[0]
+assert all(len(r) == 10 for r in rows), rows
+node = [r for r in rows if r[2] == "node"][0]
+assert node[4] == "64" and float(node[6]) == 64 * 10200, node
+planes = {r[0] for r in rows}
+assert {"compute", "backend", "storage", "frontend"} <= planes, planes
+PY
+then ok; else note "--csv: $out"; fi
+
+# Tier diagram at 131,072 GPUs: well-formed SVG, one box per tier group
+# (1 node box + 8 leaf rails + 8 spine rails + 16 core groups = 33).
+"$bin" plan --template hgx-b300 --radix 128 --nodes-per-su 64 --nodes 16384 \
+  --diagram svg >"$tmp/d.svg" || note "--diagram svg"
+if xmllint --noout "$tmp/d.svg" 2>/dev/null &&
+   [ "$(grep -c 'class="group"' "$tmp/d.svg")" -eq 33 ]; then ok
+else note "svg: $(head -c 300 "$tmp/d.svg")"; fi
+"$bin" plan --preset h100-superpod --nodes 128 --diagram dot | grep -q "^graph tiers" \
+  && ok || note "--diagram dot"
+
+# Designs side by side: option strings and a YAML design file.
+printf 'preset: b200-superpod\noversub: "2:1"\n' >"$tmp/b.yaml"
+out=$("$bin" plan --gpus 2048 --compare "--preset h100-superpod" --compare "$tmp/b.yaml")
+grep -qE "^spines +32 +16$" <<<"$out" && ok || note "--compare: $out"
+printf 'preset: h100-superpod\n' >"$tmp/a.yaml"
+out=$("$bin" plan --gpus 2048 --compare "$tmp/a.yaml" "$tmp/b.yaml")
+grep -qE "^spines +32 +16$" <<<"$out" && ok || note "--compare A.yaml B.yaml: $out"
+"$bin" plan --gpus 2048 --compare "--preset h100-superpod" --json |
+  python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[0]["spines"]==32' \
+  && ok || note "--compare --json"
+
+out=$("$bin" plan --preset a100-superpod --compare "--sus 1..2" 2>&1)
+[ $? -eq 64 ] && grep -q "cannot hold" <<<"$out" && ok || note "nested --sus: $out"
+
+# --compare with --workload: each design's step time equals the one the
+# SU sweep predicts for the same size (one engine, one model).
+w="$src/tests/data/workloads/tiny-dense.yaml"
+cmp=$("$bin" plan --preset a100-superpod --compare "--nodes 20" --compare "--nodes 40" \
+      --workload "$w" 2>&1 | awk '/^step time/ {print $3, $5}')
+swp=$("$bin" plan --preset a100-superpod --sus 1..2 --workload "$w" 2>&1 |
+      awk '$1 ~ /^[12]$/ && $NF ~ /%$/ {printf "%s%s", sep, $4; sep=" "}')
+[ -n "$cmp" ] && [ "$cmp" = "$swp" ] && ok || note "compare step '$cmp' vs sweep '$swp'"
+
+# The bundled catalog round-trips through --catalog; a bad one exits 65.
+"$bin" plan --print-catalog >"$tmp/cat.yaml"
+"$bin" plan --preset h100-superpod --nodes 64 --catalog "$tmp/cat.yaml" >/dev/null \
+  && ok || note "--catalog of --print-catalog"
+printf 'topsim_catalog: 1\nswitches:\n  - {name: X, ports: 4, speed: 1Gb/s, watts: 3, source: t}\n' >"$tmp/bad.yaml"
+out=$("$bin" plan --nodes 4 --catalog "$tmp/bad.yaml" 2>&1)
+[ $? -eq 65 ] && grep -q "bad.yaml:3:" <<<"$out" && ok || note "bad catalog: $out"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

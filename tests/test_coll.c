@@ -525,6 +525,39 @@ static void chain_and_p2p(void **state) {
   ts_coll_comm_free(c);
 }
 
+/* nccl-tests' column formatting: 2 decimals if the value fits the width,
+ * then 1, then 0, then %.1e (%.0e under 7 columns). 1234.567 in 7
+ * columns: "1234.57" is 7 wide -> fits. 12345.678: "12345.68" is 8 -> 1
+ * decimal "12345.7". 1234567.8 in 7: "1234568" (0 decimals). 123456789 in
+ * 7: 9 digits never fit -> "1.2e+08". In 6 columns 1e9 -> "%.0e" = " 1e+09". */
+static void nccltests_number_widths(void **state) {
+  (void)state;
+  char b[32];
+  ts_coll_nccltests_num(1.5, 7, b, sizeof b);
+  assert_string_equal(b, "   1.50");
+  ts_coll_nccltests_num(1234.567, 7, b, sizeof b);
+  assert_string_equal(b, "1234.57");
+  ts_coll_nccltests_num(12345.678, 7, b, sizeof b);
+  assert_string_equal(b, "12345.7");
+  ts_coll_nccltests_num(1234567.8, 7, b, sizeof b);
+  assert_string_equal(b, "1234568");
+  ts_coll_nccltests_num(123456789.0, 7, b, sizeof b);
+  assert_string_equal(b, "1.2e+08");
+  ts_coll_nccltests_num(1e9, 6, b, sizeof b);
+  assert_string_equal(b, " 1e+09");
+  ts_coll_nccltests_num(227.634, 6, b, sizeof b);
+  assert_string_equal(b, "227.63");
+  /* -d names and sizes (nccl-tests' test_typenames). */
+  uint32_t sz = 0;
+  assert_int_equal(ts_coll_nccltests_type("bfloat16", &sz), 0);
+  assert_int_equal(sz, 2);
+  assert_int_equal(ts_coll_nccltests_type("f8e5m2", &sz), 0);
+  assert_int_equal(sz, 1);
+  assert_int_equal(ts_coll_nccltests_type("double", &sz), 0);
+  assert_int_equal(sz, 8);
+  assert_int_equal(ts_coll_nccltests_type("fp32", &sz), -1);
+}
+
 /* nccl-tests conventions for -b 1000003 bytes of float (4 B) on 8 ranks:
  * count = 250000; all_gather prints size (250000/8)*8*4 = 1000000 and count
  * 31250; all_reduce size 1000000 and count 250000; busbw factors 2(p-1)/p,
@@ -596,6 +629,7 @@ int main(void) {
       cmocka_unit_test(deterministic),
       cmocka_unit_test(chain_and_p2p),
       cmocka_unit_test(nccltests_conventions),
+      cmocka_unit_test(nccltests_number_widths),
       cmocka_unit_test(dags_acyclic_everywhere),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,8 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "topsim/ts_plan.h"
+#include "topsim/ts_report_plan.h"
+#include <libxml/parser.h>
+#include <libxml/xpath.h>
+#include <libxml/xpathInternals.h>
 #include "topsim/ts_topo_check.h"
 
 #define GBPS (1e9 / 8)
@@ -347,6 +352,245 @@ static void test_round_trip(void **state) {
   round_trip(&q);
 }
 
+/* ---- racks round-trip, B300 presets, power from the catalog ---- */
+
+/* Racks: the emitted node group carries per_rack, so `topsim topo` counts
+ * ceil(nodes / per_rack) racks (one group: racks start at 0). */
+static void test_racks_round_trip(void **state) {
+  (void)state;
+  static const uint32_t nodes[] = {128, 130, 3};
+  for (size_t i = 0; i < 3; i++) {
+    ts_plan_request q = preset("h100-superpod");
+    q.nodes = nodes[i];
+    q.nodes_per_rack = 4;
+    ts_plan_result r;
+    compute_ok(&q, &r);
+    assert_int_equal(r.layout.nodes_per_rack, 4);
+    assert_int_equal(r.layout.compute_racks, (nodes[i] + 3) / 4);
+    ts_topo *t = emit_and_load(&r);
+    ts_topo_stats s;
+    assert_int_equal(ts_topo_stats_compute(t, &s), 0);
+    assert_int_equal(s.racks, (nodes[i] + 3) / 4);
+    ts_topo_stats_free(&s);
+    ts_topo_free(t);
+    ts_plan_free(&r);
+    round_trip(&q);
+  }
+  /* from a power budget: 40 kW / 10.2 kW per DGX H100 = 3 per rack; with
+   * 8 U per node in 20 U, space allows 2: the smaller wins */
+  ts_plan_request q = preset("h100-superpod");
+  q.nodes_per_rack = 0;
+  q.nodes = 64;
+  q.rack_power = 40e3;
+  ts_plan_result r;
+  compute_ok(&q, &r);
+  assert_int_equal(r.layout.nodes_per_rack, 3);
+  ts_plan_free(&r);
+  q.rack_units = 20;
+  q.node_units = 8;
+  compute_ok(&q, &r);
+  assert_int_equal(r.layout.nodes_per_rack, 2);
+  ts_plan_free(&r);
+}
+
+/* b300-superpod (DGX B300 SuperPOD, Spectrum-4 Ethernet RA, Table 3):
+ * 64-node SU, 8 NICs of 800G each split into 2 x 400G (two leaves per
+ * rail per SU: 16 fabric rails), 128 x 400G ports per switch (SN5600's 64
+ * x 800G), leaves split 64:64. By the rules, with L = 16 x SUs leaves and
+ * 64 uplinks each: spines = fewest s >= L x 64 / 128 = L / 2 dividing 64.
+ *   1 SU: 16 leaves, 1024 uplinks / 128 = 8 spines (64 % 8 = 0)
+ *   2 SU: 32 leaves, 2048 / 128 = 16 spines
+ *   4 SU: 64 leaves, 4096 / 128 = 32 spines
+ *   8 SU: 128 leaves, 8192 / 128 = 64 spines (64 % 64 = 0: still 2 tiers)
+ * = RA Table 3 (16/8, 32/16, 64/32, 128/64). Links are 400G: node-leaf =
+ * leaf-spine = 1024 x SUs (the RA counts 512 x SUs twin-port 800G cables,
+ * two links each).
+ * b300-xdr-superpod (Quantum-X800 RA-11339, Table 3): 72-node SU, 8 rails
+ * at 800G, 144-port switches split 72:72, L = 8 x SUs leaves, 72 uplinks:
+ *   1 SU: 576 / 144 = 4 spines (72 % 4 = 0)
+ *   2 SU: 1152 / 144 = 8 (72 % 8 = 0)
+ *   4 SU: 2304 / 144 = 16, 72 % 16 != 0, 17 no, 18 yes: 18 spines
+ *   8 SU: 4608 / 144 = 32, 33..35 do not divide 72, 36 does: 36 spines
+ * = RA Table 3 (8/4, 16/8, 32/18, 64/36), cables 576 x SUs each. */
+static void test_b300(void **state) {
+  (void)state;
+  static const uint32_t sus[4] = {1, 2, 4, 8};
+  static const uint32_t eth_spines[4] = {8, 16, 32, 64};
+  static const uint32_t xdr_spines[4] = {4, 8, 18, 36};
+  for (int i = 0; i < 4; i++) {
+    ts_plan_request q = preset("b300-superpod");
+    q.nodes = 64 * sus[i];
+    ts_plan_result r;
+    compute_ok(&q, &r);
+    assert_int_equal(r.tiers, 2);
+    assert_int_equal(r.rails, 16);
+    assert_int_equal(r.leaves_per_rail, 2);
+    assert_int_equal(r.tier[0].switches, 16 * sus[i]);
+    assert_int_equal(r.tier[1].switches, eth_spines[i]);
+    assert_int_equal(r.cables[0], 1024 * sus[i]);
+    assert_int_equal(r.cables[1], 1024 * sus[i]);
+    assert_true(fabs(r.port_speed - 400 * GBPS) < 1);
+    assert_int_equal(r.layout.nodes_per_rack, 4);
+    if (sus[i] <= 2) round_trip(&q);
+    ts_plan_free(&r);
+    q = preset("b300-xdr-superpod");
+    q.nodes = 72 * sus[i];
+    compute_ok(&q, &r);
+    assert_int_equal(r.tiers, 2);
+    assert_int_equal(r.tier[0].switches, 8 * sus[i]);
+    assert_int_equal(r.tier[1].switches, xdr_spines[i]);
+    assert_int_equal(r.cables[0], 576 * sus[i]);
+    assert_int_equal(r.cables[1], 576 * sus[i]);
+    ts_plan_free(&r);
+  }
+}
+
+/* Power: total = nodes x template power + switches x catalog power + the
+ * modules of every link class x their catalog power, with a catalog whose
+ * figures make every term distinct. DGX H100 (10.2 kW), 64 nodes, 2 SUs,
+ * 4 per rack: 16 leaves + 8 spines of 1000 W. Lengths: 8 compute + 1 leaf
+ * rack per row, end of row: 8 x 0.6 + 3 = 7.8 m (> the 5 m DAC): fiber,
+ * twin 30 W modules at the switch (links / 2), 10 W single at the NIC;
+ * leaf-spine 1 x 2.4 + 9 x 0.6 + 3 = 10.8 m: twin modules at both ends.
+ *   nodes 64 x 10200 = 652800; switches 24 x 1000 = 24000;
+ *   node-leaf 512 links: 256 x 30 + 512 x 10 = 12800;
+ *   leaf-spine 512 links: 256 x 30 + 256 x 30 = 15360;
+ *   total 704960 W. Cost: 24 x 100 + 512 x 3 x 2 + (256 + 256 + 256) x 7
+ *   + 512 x 5 = 2400 + 3072 + 5376 + 2560 = 13408. */
+static const char test_catalog[] =
+    "topsim_catalog: 1\n"
+    "switches:\n"
+    "  - {name: SW64, ports: 64, speed: 400Gb/s, ports_per_cage: 2, units: 1,"
+    " power: 1000W, price: 100, source: test}\n"
+    "optics:\n"
+    "  - {name: TWIN, ports: 2, speed: 400Gb/s, fiber: smf, reach: 100m,"
+    " power: 30W, price: 7, source: test}\n"
+    "  - {name: SINGLE, ports: 1, speed: 400Gb/s, fiber: smf, reach: 100m,"
+    " power: 10W, price: 5, source: test}\n"
+    "cables:\n"
+    "  - {name: DAC, kind: dac, speed: 400Gb/s, reach: 5m, power: 0.5W,"
+    " price: 1, source: test}\n"
+    "  - {name: FIB, kind: fiber, fiber: smf, price: 3, source: test}\n";
+
+static void test_power(void **state) {
+  (void)state;
+  char path[] = "/tmp/topsim_catalog_XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  fputs(test_catalog, f);
+  fclose(f);
+  ts_plan_request q = preset("h100-superpod");
+  q.nodes = 64;
+  q.nodes_per_rack = 4;
+  q.catalog = path;
+  ts_plan_result r;
+  compute_ok(&q, &r);
+  const ts_plan_layout *L = &r.layout;
+  assert_string_equal(L->switch_model, "SW64");
+  assert_int_equal(L->racks_per_row, 9);
+  assert_true(fabs(r.media[0].length_m - 7.8) < 1e-9);
+  assert_true(fabs(r.media[1].length_m - 10.8) < 1e-9);
+  assert_string_equal(r.media[0].optic_a, "TWIN");
+  assert_string_equal(r.media[0].optic_b, "SINGLE");
+  assert_int_equal(r.media[0].modules_a, 256);
+  assert_int_equal(r.media[0].modules_b, 512);
+  assert_true(fabs(L->power_nodes_w - 652800) < 1e-6);
+  assert_true(fabs(L->power_switches_w - 24000) < 1e-6);
+  assert_true(fabs(L->power_optics_w - (12800 + 15360)) < 1e-6);
+  assert_true(fabs(L->power_total_w - 704960) < 1e-6);
+  assert_true(L->priced);
+  assert_true(fabs(L->cost_total - 13408) < 1e-6);
+  assert_true(fabs(L->rack_power_w - 4 * 10200.0) < 1e-6);
+  /* leaf rack: 8 leaves of 1000 W with their switch-end modules: 256
+   * node-leaf + 256 leaf-spine twin modules of 30 W over 16 leaves = 960
+   * W each -> 8 x 1960 = 15680 W; SU row: 32 x 10200 + 15680 */
+  assert_true(fabs(L->network_rack_power_w - 15680) < 1e-6);
+  assert_true(fabs(L->row_power_w - (32 * 10200.0 + 15680)) < 1e-6);
+  ts_plan_free(&r);
+  /* middle of row: ceil(8 / 2) = 4 racks away: 4 x 0.6 + 3 = 5.4 m */
+  q.leaf_middle_of_row = 1;
+  compute_ok(&q, &r);
+  assert_true(fabs(r.media[0].length_m - 5.4) < 1e-9);
+  ts_plan_free(&r);
+  q.leaf_middle_of_row = 0;
+  /* a whole 32-node SU per rack: row = 1 compute + 1 leaf rack, node-leaf
+   * (2 - 1) x 0.6 + 3 = 3.6 m < 5 m: DAC at 0.5 W per end, no modules;
+   * 32 nodes x 8 rails = 256 links = 256 W */
+  q.nodes = 32;
+  q.nodes_per_rack = 32;
+  compute_ok(&q, &r);
+  assert_string_equal(r.media[0].medium, "DAC");
+  assert_int_equal(r.media[0].modules_a, 0);
+  assert_true(fabs(r.media[0].power_w - 256 * 2 * 0.5) < 1e-9);
+  ts_plan_free(&r);
+  /* bad catalog: unknown key at its line and column */
+  f = fopen(path, "w");
+  fputs("topsim_catalog: 1\nswitches:\n  - {name: X, ports: 4, speed: "
+        "1Gb/s, watts: 3, source: t}\n", f);
+  fclose(f);
+  ts_diag d;
+  ts_diag_clear(&d);
+  assert_int_equal(ts_plan_compute(&q, &r, &d), TS_ESCHEMA);
+  assert_int_equal(d.line, 3);
+  assert_non_null(strstr(d.msg, "watts"));
+  remove(path);
+}
+
+/* The bundled catalog parses and carries no prices. */
+static void test_bundled_catalog(void **state) {
+  (void)state;
+  ts_plan_request q = preset("h100-superpod");
+  q.nodes = 256;
+  ts_plan_result r;
+  compute_ok(&q, &r);
+  assert_string_equal(r.layout.switch_model, "QM9700");
+  assert_false(r.layout.priced);
+  assert_false(r.layout.switch_power_known);
+  assert_true(fabs(r.layout.power_nodes_w - 256 * 10200.0) < 1e-6);
+  ts_plan_free(&r);
+}
+
+/* The tier diagram at 131,072 GPUs (16,384 B300 nodes, 128-port switches
+ * 64:64, 64-node SUs: 256 SUs in 4 pods, 32 spine groups, 16 core groups)
+ * is well-formed SVG (libxml2) with one box per tier group: 1 node box + 8
+ * rail leaf boxes + 8 rail spine boxes + 16 core groups = 33, and 8 + 8 +
+ * 8 x 16 = 144 edges. */
+static void test_diagram_xml(void **state) {
+  (void)state;
+  ts_plan_request q;
+  ts_plan_request_init(&q);
+  q.template_name = "hgx-b300";
+  q.radix = 128;
+  q.nodes_per_su = 64;
+  q.nodes = 16384;
+  ts_plan_result r;
+  compute_ok(&q, &r);
+  assert_int_equal(r.gpus, 131072);
+  assert_int_equal(r.core_groups, 16);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  assert_int_equal(ts_report_plan_diagram(&r, 1, f), 0);
+  fclose(f);
+  xmlDocPtr doc = xmlReadMemory(buf, (int)len, "plan.svg", NULL, XML_PARSE_NONET);
+  assert_non_null(doc);
+  xmlXPathContextPtr x = xmlXPathNewContext(doc);
+  xmlXPathRegisterNs(x, BAD_CAST "s", BAD_CAST "http://www.w3.org/2000/svg");
+  xmlXPathObjectPtr boxes =
+      xmlXPathEvalExpression(BAD_CAST "//s:rect[@class='group']", x);
+  xmlXPathObjectPtr lines =
+      xmlXPathEvalExpression(BAD_CAST "//s:line[@class='edge']", x);
+  assert_int_equal(xmlXPathNodeSetGetLength(boxes->nodesetval), 33);
+  assert_int_equal(xmlXPathNodeSetGetLength(lines->nodesetval), 144);
+  xmlXPathFreeObject(boxes);
+  xmlXPathFreeObject(lines);
+  xmlXPathFreeContext(x);
+  xmlFreeDoc(doc);
+  free(buf);
+  ts_plan_free(&r);
+}
+
 /* ---- built-in templates agree with topologies/ ---- */
 
 static void same_template(const char *file, const char *name) {
@@ -398,6 +642,9 @@ int main(void) {
       cmocka_unit_test(test_pod_failures),
       cmocka_unit_test(test_errors),     cmocka_unit_test(test_rounding),
       cmocka_unit_test(test_round_trip), cmocka_unit_test(test_templates),
+      cmocka_unit_test(test_racks_round_trip), cmocka_unit_test(test_b300),
+      cmocka_unit_test(test_power), cmocka_unit_test(test_bundled_catalog),
+      cmocka_unit_test(test_diagram_xml),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,6 +44,7 @@
 #ifndef TOPSIM_TS_COLL_H
 #define TOPSIM_TS_COLL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "topsim/ts_coll_op.h"
@@ -220,5 +221,13 @@ uint64_t ts_coll_nccltests_size(ts_coll_op op, int p, uint64_t arg_bytes,
  * all_gather and reduce_scatter, per peer for all_to_all). */
 uint64_t ts_coll_nccltests_count(ts_coll_op op, int p, uint64_t arg_bytes,
                                  uint32_t type_size);
+/* Element size of an nccl-tests -d type name ("float" 4, "bfloat16" 2,
+ * "f8e4m3" 1 ...): 0 and *size set, or -1 for an unknown name. */
+int ts_coll_nccltests_type(const char *name, uint32_t *size);
+/* The accepted type names, comma-separated, for messages. */
+const char *ts_coll_nccltests_type_names(void);
+/* v right-aligned in exactly `width` columns as nccl-tests prints time and
+ * bandwidth: %.2f if it fits, else %.1f, %.0f, then %.1e (%.0e below 7). */
+void ts_coll_nccltests_num(double v, int width, char *buf, size_t len);
 
 #endif

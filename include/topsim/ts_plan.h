@@ -8,11 +8,15 @@
  * size. On top of that shape it counts ports, cables and transceivers,
  * computes tier-cut bisection, worst-case switch hops and the impact of one
  * leaf, spine or core failing, and can write the plan as a topology file
- * that `topsim topo` loads into the same fabric. docs/planning.md has the
- * rules, the presets with their sources, and the failure model.
+ * that `topsim topo` loads into the same fabric. On top of the shape the
+ * layout places racks and rows, chooses each link class's medium from a
+ * parts catalog by its worst-case length, and adds power and (with
+ * prices) cost, storage and frontend planes included. docs/planning.md
+ * has the rules, the presets with their sources, the layout model, the
+ * catalog format and the failure model.
  *
  * Costs: ts_plan_compute is O(radix) (the even-split searches) plus the
- * template parse (O(template file)); emission is O(template text). */
+ * template and catalog parses (O(file)); emission is O(template text). */
 #ifndef TOPSIM_TS_PLAN_H
 #define TOPSIM_TS_PLAN_H
 
@@ -37,6 +41,25 @@ typedef struct ts_plan_request {
   uint32_t reserved_ports;    /* per leaf, e.g. UFM appliance; off the radix */
   uint32_t transceivers_per_cable; /* optical cables; default 2 */
   int copper_node_leaf;       /* node-leaf cables are DAC: no transceivers */
+  uint32_t leaves_per_rail;   /* k leaves per rail per SU (0 = 1): each NIC
+                                 splits into k ports of speed/k, port p to
+                                 leaf p of its rail (twin-plane designs) */
+  /* layout (docs/planning.md "Racks, rows, power") */
+  const char *catalog;        /* parts catalog file; NULL = bundled */
+  const char *switch_model;   /* catalog switch; NULL = match radix/speed */
+  uint32_t nodes_per_rack;    /* 0 = from rack_power / rack_units, else 1 */
+  double rack_power;          /* W per compute rack; 0 = no limit */
+  uint32_t rack_units;        /* usable U per rack (0 = 42) */
+  uint32_t node_units;        /* U per node (0 = space not a limit) */
+  int leaf_middle_of_row;     /* leaf racks mid-row (default end of row) */
+  double rack_width;          /* m, default 0.6 */
+  double row_pitch;           /* m between row centres, default 2.4 */
+  /* other planes, sized by their own rules (0 NICs = no plane) */
+  uint32_t storage_nics;      /* per node on the storage plane */
+  uint32_t storage_servers;   /* storage servers (one NIC each) */
+  uint32_t storage_oversub[2];/* leaf down:up; {0,0} = 1:1 */
+  uint32_t frontend_nics;     /* per node on the frontend plane */
+  uint32_t frontend_oversub[2];
 } ts_plan_request;
 
 enum { TS_PLAN_LEAF = 0, TS_PLAN_SPINE = 1, TS_PLAN_CORE = 2 };
@@ -66,6 +89,45 @@ typedef struct ts_plan_failure {
   double bisection_after;     /* nominal bytes/s, tier-cut as below */
 } ts_plan_failure;
 
+/* How one class of links is built: worst-case length from the layout, the
+ * medium chosen for it from the catalog, modules and their power. */
+typedef struct ts_plan_link {
+  uint64_t links;             /* cables of the class */
+  double length_m;            /* worst-case length */
+  char medium[48];            /* catalog cable name, "" if none reaches */
+  char kind[8];               /* dac, aoc, fiber */
+  char optic_a[48], optic_b[48]; /* modules at the switch / far end */
+  uint64_t modules_a, modules_b; /* twin-port modules carry two links */
+  double power_w;             /* modules + active cable ends */
+  double power_a_w;           /* the switch-end share of power_w */
+  double cost;                /* cables + modules (prices given) */
+} ts_plan_link;
+
+/* Another plane (storage, frontend) sized by topo_clos_size, rails 1. */
+typedef struct ts_plan_plane {
+  char name[16];
+  uint32_t endpoints;         /* NIC ports on the plane */
+  uint32_t tiers, leaves, spines, cores;
+  uint64_t cables[3];
+  double oversub;             /* leaf down:up as built */
+  double power_w, cost;       /* switches (+ links in media[]) */
+} ts_plan_plane;
+
+typedef struct ts_plan_layout {
+  char switch_model[48];      /* catalog switch of the backend fabric */
+  int switch_power_known, node_power_known, priced;
+  uint32_t nodes_per_rack, compute_racks, network_racks, racks;
+  uint32_t rows, racks_per_row;  /* a row = one SU's racks + leaf racks */
+  uint32_t switch_units;      /* U of one switch */
+  double node_power_w, switch_power_w;  /* one of each */
+  double rack_power_w;        /* fullest compute rack */
+  double network_rack_power_w;/* fullest leaf rack (switches + modules) */
+  double row_power_w;         /* fullest row */
+  double power_nodes_w, power_switches_w, power_optics_w, power_total_w;
+  double cost_tier[3];        /* switches + links of each backend tier */
+  double cost_planes, cost_total, cost_per_gpu;
+} ts_plan_layout;
+
 typedef struct ts_plan_result {
   /* what was planned */
   char template_name[64];
@@ -90,8 +152,15 @@ typedef struct ts_plan_result {
   uint32_t hops_rail;         /* worst switch hops, rail-aligned (PXN) */
   uint32_t hops_any;          /* worst switch hops, any NIC pair; 0: none */
   ts_plan_failure fail[3];    /* one leaf, one spine, one core */
+  uint32_t leaves_per_rail;   /* k of the request (1 if unset) */
+  uint32_t nic_rails;         /* NICs per node before the k-way split */
+  /* racks, media, power, cost (plan_layout.c) */
+  ts_plan_layout layout;
+  ts_plan_link media[5];      /* node-leaf, leaf-spine, spine-core, storage,
+                                 frontend */
+  ts_plan_plane planes[2];    /* storage, frontend (switches 0: none) */
   /* human notes: rounding, partial SU cabling, ports left by the split */
-  char notes[4][256];
+  char notes[8][256];
   uint32_t note_count;
   void *priv;                 /* template text for emission; ts_plan_free */
 } ts_plan_result;
@@ -99,7 +168,7 @@ typedef struct ts_plan_result {
 /* Writes the defaults into *req (template dgx-a100, no size). */
 void ts_plan_request_init(ts_plan_request *req);
 
-/* Overlays preset `name` (a100-superpod, h100-superpod, b200-superpod) on
+/* Overlays preset `name` (see ts_plan_preset_names) on
  * *req: template, radix, port speed, nodes per SU, min tiers. Returns 0 or
  * TS_EUSAGE with the known names in d. */
 int ts_plan_preset(const char *name, ts_plan_request *req, ts_diag *d);
@@ -126,5 +195,8 @@ void ts_plan_free(ts_plan_result *r);
  * group of r->nodes. `topsim topo` on it gives the plan's switch counts,
  * leaf oversubscription and bisection_bw_eff. Returns 0 or TS_EIO. */
 int ts_plan_emit_yaml(const ts_plan_result *r, FILE *out);
+
+/* Writes the bundled parts catalog (YAML, with sources). Returns 0/TS_EIO. */
+int ts_plan_catalog_write(FILE *out);
 
 #endif

@@ -34,7 +34,8 @@ typedef enum ts_dot_level {
   TS_DOT_DEVICE, /* every node and link; one cluster per host */
   TS_DOT_NODE,   /* a host's devices become one vertex; switches stay */
   TS_DOT_RACK,   /* one vertex per rack; switches stay */
-  TS_DOT_SU      /* one vertex per SU, its leaves included; spines stay */
+  TS_DOT_SU,     /* one vertex per SU, its leaves included; spines stay */
+  TS_DOT_TIER    /* one box per tier group (ts_report_tiers) */
 } ts_dot_level;
 
 /* Writes an undirected Graphviz graph. Above TS_DOT_DEVICE, parallel links
@@ -42,5 +43,13 @@ typedef enum ts_dot_level {
  * total bandwidth; links inside a vertex vanish. TS_EUSAGE for an unknown
  * level. */
 int ts_report_dot(const ts_topo *t, ts_dot_level level, FILE *out);
+
+/* Tier-level diagram of every network plane: one box per tier group (the
+ * plane's NICs; leaves per rail; spines per group or per rail; cores per
+ * group; at most 16 boxes a row, else merged), edges labelled with cable
+ * counts, one row per tier. svg != 0 writes SVG laid out here (no
+ * Graphviz), else DOT. O(nodes + links); readable at any size. Returns 0,
+ * TS_ENOMEM or TS_EIO. */
+int ts_report_tiers(const ts_topo *t, int svg, FILE *out);
 
 #endif

@@ -22,4 +22,26 @@ int ts_report_plan_json(const ts_plan_result *r, FILE *out);
 int ts_report_plan_sweep(const ts_plan_result *rows, uint32_t n, int json,
                          FILE *out);
 
+/* Racks, rows, media per link class, planes, power and cost as text. */
+int ts_report_plan_layout_text(const ts_plan_result *r, FILE *out);
+
+/* The bill of materials as CSV, one row per item (header: plane, tier,
+ * item, part, quantity, unit_power_w, power_w, unit_price, cost,
+ * length_m; empty cells for unknown figures). */
+int ts_report_plan_csv(const ts_plan_result *r, FILE *out);
+
+/* Designs side by side: one column per plan (names[i] heads column i):
+ * GPUs, switches per tier, cables, modules, power, bisection, worst hops,
+ * blast radius of one leaf / spine, step time when step_s[i] > 0 (NULL:
+ * no workload). text, or JSON array when json != 0. */
+int ts_report_plan_compare(const ts_plan_result *rows, const char *const *names,
+                           const double *step_s, uint32_t n, int json,
+                           FILE *out);
+
+/* Tier-level diagram: one box per tier group (nodes; leaves of each rail;
+ * the spine groups of each rail or the one spine group; each core group),
+ * edges labelled with cable counts, one rank per tier. svg != 0 writes SVG
+ * (laid out here, no Graphviz), else DOT. Size O(rails + core groups). */
+int ts_report_plan_diagram(const ts_plan_result *r, int svg, FILE *out);
+
 #endif

@@ -119,7 +119,18 @@ typedef struct ts_plane {
  * file:line:column. Structural validation is separate (ts_topo_validate). */
 int ts_topo_load_file(const char *path, ts_topo **out, ts_diag *d);
 
-/* Same, from a buffer; name is used in diagnostics. */
+/* ts_topo_load_file also reads NCCL topology XML (NCCL_TOPO_FILE,
+ * NCCL_TOPO_DUMP_FILE; recognised by a leading '<') as one server. This
+ * loads such a file as `hosts` copies of the server, their NICs on a
+ * backend plane `net`: cabled rail-optimized over the technology preset
+ * `fabric` (ib_ndr, roce_v2 ...; 64-port switches, the fewest tiers that
+ * fit) or uncabled when fabric is NULL. TS_EUSAGE for a bad hosts/fabric;
+ * XML errors are TS_ESYNTAX/TS_ESCHEMA naming the file and line. */
+int ts_topo_load_nccl_xml(const char *path, uint32_t hosts, const char *fabric,
+                          ts_topo **out, ts_diag *d);
+
+/* Same as ts_topo_load_file, from a YAML buffer; name is used in
+ * diagnostics. */
 int ts_topo_load_buffer(const char *buf, size_t len, const char *name,
                         ts_topo **out, ts_diag *d);
 
@@ -154,6 +165,11 @@ int ts_topo_find_node(const ts_topo *t, const char *name, uint32_t *id);
 /* GPUs in topology order (host-major, local index minor): the rank order
  * higher layers map onto. Returns the count; *ids is owned by t. */
 uint32_t ts_topo_gpus(const ts_topo *t, const uint32_t **ids);
+/* CPU affinity of a CPU node as NCCL's topology XML gives it (comma-separated
+ * hex words of a cpuset, most significant first, e.g. "0000ffff,ffffffff"),
+ * or NULL when the topology does not say (YAML files never do). O(log n). */
+const char *ts_topo_cpu_affinity(const ts_topo *t, uint32_t cpu_node);
+
 /* Index of a plane by name, or -1. */
 int ts_topo_plane_find(const ts_topo *t, const char *name);
 

@@ -41,4 +41,10 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
  * an exit status; *out owned by the caller. */
 int cli_load_topo(const char *path, ts_topo **out);
 
+/* Same, honouring --hosts N and --fabric PRESET (either may be NULL): an
+ * NCCL topology XML becomes N copies of its server on a rail-optimized
+ * fabric of that technology. cmd names the command in usage errors. */
+int cli_load_topo_as(const char *path, const char *hosts, const char *fabric,
+                     const char *cmd, ts_topo **out);
+
 #endif

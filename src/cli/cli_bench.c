@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "cli/cli_faults.h"
 #include "cli/cli_args.h"
+#include "cli/cli_bench.h"
 #include "topsim/ts_coll_run.h"
 #include "topsim/ts_p2p.h"
 
@@ -22,10 +23,20 @@ typedef struct bench_opts {
   const char *file, *src, *dst, *pattern, *gpus;
   ts_faults faults;       /* --fail, --degrade, --straggler, --fail-at */
   uint64_t min_bytes, max_bytes, factor, seed;
+  uint64_t step_bytes;      /* -i: linear steps (used when -f is not > 1) */
+  int factor_set, step_set;
   int json, stats;
+  /* nccl-tests flags: -g -n -w -c -d -o -J */
+  const char *ngpus;        /* -g N: the first N GPUs */
+  uint64_t iters, warmup, check;
+  const char *type_name, *redop, *json_file;
+  uint32_t type_size;
+  int argc;
+  char **argv;
   int coll;                 /* a collective (else point-to-point) */
   ts_coll_op op;
   const char *nodes;        /* --nodes N: the first N nodes' GPUs */
+  const char *hosts, *fabric; /* NCCL XML: --hosts N --fabric PRESET */
   ts_coll_run_opts cr;
   ts_p2p_opts p2p;
 } bench_opts;
@@ -33,8 +44,10 @@ typedef struct bench_opts {
 static void bench_help(void) {
   printf(
       "usage: topsim bench TOPO [--src GPU --dst GPU | --pattern P] [options]\n\n"
-      "Point-to-point benchmark in the style of nccl-tests: every transfer of\n"
-      "one message size starts at time 0; time is when the last one lands.\n\n"
+      "Point-to-point and collective sweeps printed exactly as nccl-tests\n"
+      "prints them (a scraper for nccl-tests reads this table unchanged):\n"
+      "every transfer of one size starts at time 0; time is when the last\n"
+      "one lands.\n\n"
       "traffic:\n"
       "  --op OP              sendrecv (default), all_reduce, all_gather,\n"
       "                       reduce_scatter, all_to_all, broadcast, reduce\n"
@@ -44,19 +57,33 @@ static void bench_help(void) {
       "                       a comma list of GPUs\n"
       "  --nodes N            collectives: the GPUs of the first N nodes\n"
       "  --seed N             permutation seed (default 1)\n"
+      "  --hosts N            TOPO is an NCCL topology XML: N copies of it\n"
+      "  --fabric PRESET      ... cabled rail-optimized over a technology preset\n"
       "collectives:\n"
       "  --algo A             auto (default) | ring | tree | hd | direct | hier | nvls\n"
       "  --proto P            auto (default) | LL | LL128 | Simple\n"
       "  --channels N         ring channels (default 1)\n"
       "  --pipeline-chunk S   split every step into chunks of S (default: none)\n"
       "  --compact            rings as O(p) long-lived neighbour flows\n"
-      "  --root N             broadcast/reduce root rank (default 0)\n"
+      "  -r, --root N         broadcast/reduce root rank (default 0)\n"
       "  --reduction-cost     charge each reduction a serial HBM pass (default:\n"
       "                       free, as NCCL fuses reductions into its copies)\n"
       "sizes (K/M/G are powers of 1024):\n"
       "  -b, --minbytes S     smallest message (default 8)\n"
       "  -e, --maxbytes S     largest message (default 128M)\n"
       "  -f, --stepfactor F   multiply the size by F each row (default 2)\n"
+      "  -i, --stepbytes S    add S each row instead (used when -f is 1 or\n"
+      "                       absent; default 1M)\n"
+      "nccl-tests flags:\n"
+      "  -g, --ngpus N        the first N GPUs (one process driving N GPUs)\n"
+      "  -d, --datatype T     float (default), half, bfloat16, double, int8,\n"
+      "                       uint8, int32, uint32, int64, uint64, f8e4m3, f8e5m2\n"
+      "  -o R                 reduction shown: sum (default), prod, max, min, avg\n"
+      "                       (nccl-tests --op; here --op names the collective)\n"
+      "  -n, --iters N        iterations shown in the preamble (default 20)\n"
+      "  -w, --warmup_iters N warmup shown in the preamble (default 1)\n"
+      "  -c, --check N        accepted; no data moves, #wrong is always N/A\n"
+      "  -J, --output_file F  also write nccl-tests' JSON (version 3) to F\n"
       "model:\n"
       "  --fidelity flow|chunk   max-min flows (default) or chunked queues\n"
       "  --chunk-size S       chunk fidelity: chunk size (default 64K)\n"
@@ -153,8 +180,8 @@ static int parse_coll_opt(int c, const char *arg, bench_opts *o) {
   switch (c) {
   case 'a': return parse_algo(arg, o);
   case 'q': return parse_proto(arg, o);
-  case 'n': o->nodes = arg; return 0;
-  case 'c':
+  case 'Z': o->nodes = arg; return 0;
+  case 'L':
     if (cli_parse_uint("bench", "--channels", arg, 1, 64, &v)) return EX_USAGE;
     o->cr.params.channels = (uint32_t)v;
     return 0;
@@ -176,24 +203,57 @@ static int parse_coll_opt(int c, const char *arg, bench_opts *o) {
   return parse_model_opt(c, arg, o);
 }
 
+/* nccl-tests' -d, -o and the accepted-but-inert -n, -w, -c (a simulated
+ * iteration always takes the same time and moves no data to check). */
+static int parse_nccltests_opt(int c, const char *arg, bench_opts *o) {
+  static const char *const redops[] = {"sum", "prod", "max", "min", "avg", "mulsum"};
+  switch (c) {
+  case 'g': o->ngpus = arg; return 0;
+  case 'n': return cli_parse_uint("bench", "-n", arg, 1, 1u << 30, &o->iters) ? EX_USAGE : 0;
+  case 'w': return cli_parse_uint("bench", "-w", arg, 0, 1u << 30, &o->warmup) ? EX_USAGE : 0;
+  case 'c': return cli_parse_uint("bench", "-c", arg, 0, 1u << 30, &o->check) ? EX_USAGE : 0;
+  case 'J': o->json_file = arg; return 0;
+  case 'd':
+    if (ts_coll_nccltests_type(arg, &o->type_size))
+      return cli_usage_error("bench", "-d %s: expected one of %s", arg,
+                             ts_coll_nccltests_type_names());
+    o->type_name = arg;
+    return 0;
+  case 'o':
+    for (size_t i = 0; i < sizeof redops / sizeof redops[0]; i++)
+      if (!strcmp(arg, redops[i])) return (o->redop = redops[i]), 0;
+    return cli_usage_error("bench", "-o %s: expected sum, prod, max, min, avg or mulsum "
+                           "(the collective is --op)", arg);
+  case 'i':
+    o->step_set = 1;
+    return cli_parse_bytes("bench", "-i", arg, &o->step_bytes) || !o->step_bytes
+               ? cli_usage_error("bench", "-i must be a size above 0") : 0;
+  }
+  return parse_coll_opt(c, arg, o);
+}
+
 static int parse_opt(int c, const char *arg, bench_opts *o) {
   switch (c) {
-  case 'o': return parse_op(arg, o);
+  case 'O': return parse_op(arg, o);
   case 's': o->src = arg; return 0;
-  case 'd': o->dst = arg; return 0;
+  case 'Y': o->dst = arg; return 0;
   case 'p': o->pattern = arg; return 0;
-  case 'g': o->gpus = arg; return 0;
+  case 'G': o->gpus = arg; return 0;
   case 'x': return cli_parse_uint("bench", "--seed", arg, 0, UINT64_MAX, &o->seed) ? EX_USAGE : 0;
   case 'b': return cli_parse_bytes("bench", "-b", arg, &o->min_bytes) ? EX_USAGE : 0;
   case 'e': return cli_parse_bytes("bench", "-e", arg, &o->max_bytes) ? EX_USAGE : 0;
-  case 'f': return cli_parse_uint("bench", "-f", arg, 2, 1024, &o->factor) ? EX_USAGE : 0;
+  case 'f':
+    o->factor_set = 1;
+    return cli_parse_uint("bench", "-f", arg, 1, 1024, &o->factor) ? EX_USAGE : 0;
   case 'P': o->p2p.route.no_pxn = 1; return 0;
+  case 'H': o->hosts = arg; return 0;
+  case 'W': o->fabric = arg; return 0;
   case 'j': o->json = 1; return 0;
   case 't': o->stats = 1; return 0;
   }
   int st = 0;
   if (cli_faults_opt("bench", c, arg, &o->faults, &st)) return st;
-  return parse_coll_opt(c, arg, o);
+  return parse_nccltests_opt(c, arg, o);
 }
 
 /* Option combinations checked once every option is known. A size sweep
@@ -212,9 +272,13 @@ static int check_sizes(const bench_opts *o) {
 
 static int parse_opts(int argc, char **argv, bench_opts *o) {
   static const struct option longopts[] = {
-      {"op", required_argument, NULL, 'o'},       {"src", required_argument, NULL, 's'},
-      {"dst", required_argument, NULL, 'd'},      {"pattern", required_argument, NULL, 'p'},
-      {"gpus", required_argument, NULL, 'g'},     {"seed", required_argument, NULL, 'x'},
+      {"op", required_argument, NULL, 'O'},       {"src", required_argument, NULL, 's'},
+      {"dst", required_argument, NULL, 'Y'},      {"pattern", required_argument, NULL, 'p'},
+      {"gpus", required_argument, NULL, 'G'},     {"seed", required_argument, NULL, 'x'},
+      {"stepbytes", required_argument, NULL, 'i'}, {"ngpus", required_argument, NULL, 'g'},
+      {"iters", required_argument, NULL, 'n'},    {"warmup_iters", required_argument, NULL, 'w'},
+      {"check", required_argument, NULL, 'c'},    {"datatype", required_argument, NULL, 'd'},
+      {"output_file", required_argument, NULL, 'J'},
       {"minbytes", required_argument, NULL, 'b'}, {"maxbytes", required_argument, NULL, 'e'},
       {"stepfactor", required_argument, NULL, 'f'}, {"fidelity", required_argument, NULL, 'F'},
       {"chunk-size", required_argument, NULL, 'C'}, {"port-buffer", required_argument, NULL, 'B'},
@@ -223,15 +287,16 @@ static int parse_opts(int argc, char **argv, bench_opts *o) {
       CLI_FAULT_LONGOPTS,
       {"json", no_argument, NULL, 'j'},           {"stats", no_argument, NULL, 't'},
       {"algo", required_argument, NULL, 'a'},     {"proto", required_argument, NULL, 'q'},
-      {"nodes", required_argument, NULL, 'n'},    {"channels", required_argument, NULL, 'c'},
+      {"nodes", required_argument, NULL, 'Z'},    {"channels", required_argument, NULL, 'L'},
       {"pipeline-chunk", required_argument, NULL, 'k'}, {"compact", no_argument, NULL, 'm'},
       {"root", required_argument, NULL, 'r'},
       {"reduction-cost", no_argument, NULL, 'N'},
+      {"hosts", required_argument, NULL, 'H'},    {"fabric", required_argument, NULL, 'W'},
       {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
   int c;
   optind = 1;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, ":b:e:f:h", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":b:e:f:i:g:n:w:c:d:o:r:J:h", longopts, NULL)) != -1) {
     if (c == 'h') {
       bench_help();
       return -1;
@@ -243,6 +308,11 @@ static int parse_opts(int argc, char **argv, bench_opts *o) {
   }
   if (optind != argc - 1) return cli_usage_error("bench", "expected one topology FILE");
   o->file = argv[optind];
+  if (o->ngpus && (o->gpus || o->nodes))
+    return cli_usage_error("bench", "give one of -g, --gpus and --nodes");
+  if (o->step_set && !o->factor_set) o->factor = 1; /* -i alone: linear steps */
+  if (o->factor == 1 && !o->step_set)
+    return cli_usage_error("bench", "-f 1 needs -i (the step in bytes)");
   int rc = check_sizes(o);
   if (rc) return rc;
   if (o->coll) {
@@ -281,84 +351,72 @@ static int parse_pattern(const char *s, ts_p2p_pattern *p, uint32_t *k) {
   return 0;
 }
 
+/* The pairs of a sendrecv run, and the GPU set they span (*set, malloc'ed,
+ * the caller frees it) for the device list. */
 static int make_pairs(const ts_topo *t, const bench_opts *o, ts_p2p_pairs *pairs,
-                      uint32_t *set_size) {
+                      uint32_t **set, uint32_t *n) {
   ts_diag d;
   ts_diag_clear(&d);
-  uint32_t two[2], *set = NULL, n = 0, k = 0;
+  uint32_t k = 0;
   ts_p2p_pattern pat = TS_P2P_SENDRECV;
   int rc = 0;
+  *n = 0;
   if (o->src) {
-    if (cli_parse_gpu("bench", t, o->src, &two[0]) ||
-        cli_parse_gpu("bench", t, o->dst, &two[1]))
+    *set = malloc(2 * sizeof **set);
+    if (!*set) return EX_OSERR;
+    if (cli_parse_gpu("bench", t, o->src, &(*set)[0]) ||
+        cli_parse_gpu("bench", t, o->dst, &(*set)[1]))
       return EX_USAGE;
-    *set_size = 2;
-    rc = ts_p2p_make_pairs(pat, two, 2, 0, 0, pairs, &d);
+    *n = 2;
+    rc = ts_p2p_make_pairs(pat, *set, 2, 0, 0, pairs, &d);
   } else {
     if (parse_pattern(o->pattern, &pat, &k)) return EX_USAGE;
-    if (cli_parse_gpu_set("bench", t, o->gpus ? o->gpus : "all", &set, &n)) {
-      free(set);
-      return EX_USAGE;
-    }
-    *set_size = n;
-    rc = ts_p2p_make_pairs(pat, set, n, k, o->seed, pairs, &d);
-    free(set);
+    if (cli_parse_gpu_set("bench", t, o->gpus ? o->gpus : "all", set, n)) return EX_USAGE;
+    rc = ts_p2p_make_pairs(pat, *set, *n, k, o->seed, pairs, &d);
   }
   return rc ? cli_usage_error("bench", "%s", d.msg) : 0;
 }
 
-typedef struct bench_row {
-  uint64_t size, count;
-  double time_us, algbw, busbw;
-  ts_coll_algo algo;
-  ts_coll_proto proto;
-} bench_row;
-
-static void print_header(const ts_topo *t, const bench_opts *o,
-                         const ts_p2p_pairs *p, uint32_t set_size) {
-  printf("# topsim bench: %s, op sendrecv, %s over %u GPUs (%u transfers)\n",
-         ts_topo_name(t), o->pattern ? o->pattern : "src->dst", set_size, p->count);
-  printf("# fidelity %s, routing %s, %s\n",
-         o->p2p.net.fidelity == TS_NET_CHUNK ? "chunk" : "flow",
-         o->p2p.spray ? "spray" : "ecmp", o->p2p.route.no_pxn ? "no PXN" : "PXN");
-  printf("#\n# %10s %12s %8s %6s %6s %12s %8s %8s\n", "size", "count", "type",
-         "redop", "root", "time", "algbw", "busbw");
-  printf("# %10s %12s %8s %6s %6s %12s %8s %8s\n", "(B)", "(elements)", "", "",
-         "", "(us)", "(GB/s)", "(GB/s)");
-}
-
-static void print_row(const bench_row *r) {
-  printf("  %10llu %12llu %8s %6s %6d %12.2f %8.2f %8.2f\n",
-         (unsigned long long)r->size, (unsigned long long)(r->size / 4), "float",
-         "none", -1, r->time_us, r->algbw, r->busbw);
-}
-
-/* nccl-tests prints "sum" for reductions and the root for rooted ops. */
+/* nccl-tests prints the reduction for reductions and sendrecv, "none"
+ * otherwise, and the root only for rooted ops. */
 static int is_reduction(ts_coll_op op) {
   return op == TS_COLL_ALL_REDUCE || op == TS_COLL_REDUCE_SCATTER ||
          op == TS_COLL_REDUCE;
 }
 
 static int root_of(const bench_opts *o) {
-  return o->op == TS_COLL_BROADCAST || o->op == TS_COLL_REDUCE ? o->cr.params.root : -1;
+  return o->coll && (o->op == TS_COLL_BROADCAST || o->op == TS_COLL_REDUCE)
+             ? o->cr.params.root : -1;
 }
 
-static void print_coll_header(const ts_topo *t, const bench_opts *o, uint32_t n) {
-  printf("# topsim bench: %s, op %s over %u GPUs, fidelity %s%s\n", ts_topo_name(t),
-         ts_coll_op_name(o->op), n,
-         o->cr.net.fidelity == TS_NET_CHUNK ? "chunk" : "flow",
-         o->cr.compact ? ", compact rings" : "");
-  printf("#\n# %10s %12s %8s %6s %6s %12s %8s %8s  %s\n", "size", "count", "type",
-         "redop", "root", "time", "algbw", "busbw", "algorithm");
-  printf("# %10s %12s %8s %6s %6s %12s %8s %8s\n", "(B)", "(elements)", "", "",
-         "", "(us)", "(GB/s)", "(GB/s)");
+static const char *program_of(const bench_opts *o) {
+  if (!o->coll) return "sendrecv_perf";
+  switch (o->op) {
+  case TS_COLL_ALL_REDUCE: return "all_reduce_perf";
+  case TS_COLL_ALL_GATHER: return "all_gather_perf";
+  case TS_COLL_REDUCE_SCATTER: return "reduce_scatter_perf";
+  case TS_COLL_ALL_TO_ALL: return "alltoall_perf";
+  case TS_COLL_BROADCAST: return "broadcast_perf";
+  case TS_COLL_REDUCE: return "reduce_perf";
+  default: return "topsim_perf";
+  }
 }
 
-static void print_coll_row(const bench_opts *o, const bench_row *r) {
-  printf("  %10llu %12llu %8s %6s %6d %12.2f %8.2f %8.2f  %s/%s\n",
-         (unsigned long long)r->size, (unsigned long long)r->count, "float",
-         is_reduction(o->op) ? "sum" : "none", root_of(o), r->time_us, r->algbw,
-         r->busbw, ts_coll_algo_name(r->algo), ts_coll_proto_name(r->proto));
+/* The -b/-e/-f/-i sizes, as nccl-tests walks them: times the factor when
+ * it is above 1, else plus the step. Returns the count (0 = too many). */
+#define MAX_ROWS 100000u
+static uint32_t size_list(const bench_opts *o, uint64_t *out) {
+  uint32_t n = 0;
+  for (uint64_t s = o->min_bytes; s <= o->max_bytes; n++) {
+    if (n == MAX_ROWS) return 0;
+    if (out) out[n] = s;
+    if (o->factor > 1 ? s > o->max_bytes / o->factor : s > o->max_bytes - o->step_bytes) {
+      n++;
+      break;
+    }
+    s = o->factor > 1 ? s * o->factor : s + o->step_bytes;
+  }
+  return n;
 }
 
 static void print_stats(const ts_p2p_result *r) {
@@ -379,7 +437,7 @@ static json_t *json_rows(const bench_row *rows, uint32_t n) {
   for (uint32_t i = 0; i < n; i++)
     json_array_append_new(a, json_pack("{s:I,s:I,s:s,s:f,s:f,s:f}", "size",
                                        (json_int_t)rows[i].size, "count",
-                                       (json_int_t)(rows[i].size / 4), "type",
+                                       (json_int_t)rows[i].count, "type",
                                        "float", "time_us", rows[i].time_us,
                                        "algbw_GBps", rows[i].algbw, "busbw_GBps",
                                        rows[i].busbw));
@@ -402,37 +460,26 @@ static int print_json(const ts_topo *t, const bench_opts *o, uint32_t set_size,
   return rc ? EX_IOERR : 0;
 }
 
-/* Rows of the sweep -b .. -e by -f (>= 1 since -b <= -e and -b >= 1); the
- * row array is sized from this, never a fixed bound. */
-static uint32_t sweep_rows(const bench_opts *o) {
-  uint32_t n = 0;
-  for (uint64_t s = o->min_bytes;; s *= o->factor) {
-    n++;
-    if (s > o->max_bytes / o->factor) break;
-  }
-  return n;
-}
-
 /* One run per size; rows[] gets a row per size. */
 static int sweep(const ts_topo *t, const bench_opts *o, const ts_p2p_pairs *p,
-                 bench_row *rows, uint32_t *nrows, ts_p2p_result *last) {
+                 const uint64_t *sizes, uint32_t nsizes, bench_row *rows,
+                 ts_p2p_result *last) {
   ts_diag d;
   ts_diag_clear(&d);
-  *nrows = 0;
-  for (uint64_t s = o->min_bytes; s <= o->max_bytes; s *= o->factor) {
-    int rc = ts_p2p_run(t, p, s, &o->p2p, last, &d);
+  for (uint32_t i = 0; i < nsizes; i++) {
+    bench_row *r = &rows[i];
+    r->count = sizes[i] / o->type_size;
+    r->size = r->count * o->type_size;
+    int rc = ts_p2p_run(t, p, r->size, &o->p2p, last, &d);
     if (rc) return cli_fail(&d, rc);
-    bench_row *r = &rows[(*nrows)++];
-    r->size = s;
     r->time_us = (double)last->time / 1e6;
-    r->algbw = last->time ? (double)s / ((double)last->time / 1e12) / 1e9 : 0;
+    r->algbw = last->time ? (double)r->size / ((double)last->time / 1e12) / 1e9 : 0;
     r->busbw = r->algbw; /* nccl-tests: factor 1 for sendrecv */
-    if (s > o->max_bytes / o->factor) break;
   }
   return 0;
 }
 
-/* GPU set of a collective: --nodes N, --gpus SET, or every GPU. */
+/* GPU set of a collective: -g N, --nodes N, --gpus SET, or every GPU. */
 static int coll_gpus(const ts_topo *t, const bench_opts *o, uint32_t **set,
                      uint32_t *n) {
   if (!o->nodes) return cli_parse_gpu_set("bench", t, o->gpus ? o->gpus : "all", set, n);
@@ -451,15 +498,14 @@ static int coll_gpus(const ts_topo *t, const bench_opts *o, uint32_t **set,
 }
 
 static int coll_sweep(const ts_topo *t, const bench_opts *o, const uint32_t *g,
-                      uint32_t n, bench_row *rows, uint32_t *nrows,
-                      ts_coll_run_result *last) {
+                      uint32_t n, const uint64_t *sizes, uint32_t nsizes,
+                      bench_row *rows, ts_coll_run_result *last) {
   ts_diag d;
   ts_diag_clear(&d);
-  *nrows = 0;
-  for (uint64_t s = o->min_bytes; s <= o->max_bytes && *nrows < 80; s *= o->factor) {
-    bench_row *r = &rows[*nrows];
-    r->size = ts_coll_nccltests_size(o->op, (int)n, s, 4);
-    r->count = ts_coll_nccltests_count(o->op, (int)n, s, 4);
+  for (uint32_t i = 0; i < nsizes; i++) {
+    bench_row *r = &rows[i];
+    r->size = ts_coll_nccltests_size(o->op, (int)n, sizes[i], o->type_size);
+    r->count = ts_coll_nccltests_count(o->op, (int)n, sizes[i], o->type_size);
     int rc = ts_coll_run(t, g, n, o->op, r->size, &o->cr, last, &d);
     if (rc == TS_EUSAGE) return cli_usage_error("bench", "%s", d.msg);
     if (rc) return cli_fail(&d, rc);
@@ -469,8 +515,6 @@ static int coll_sweep(const ts_topo *t, const bench_opts *o, const uint32_t *g,
     r->busbw = sec > 0 ? ts_coll_busbw(o->op, (int)n, r->size, sec) / 1e9 : 0;
     r->algo = last->algo;
     r->proto = last->proto;
-    (*nrows)++;
-    if (s > o->max_bytes / o->factor) break;
   }
   return 0;
 }
@@ -482,10 +526,10 @@ static int coll_json(const ts_topo *t, const bench_opts *o, uint32_t n,
     json_array_append_new(a, json_pack(
         "{s:I,s:I,s:s,s:s,s:i,s:f,s:f,s:f,s:s,s:s}", "size",
         (json_int_t)rows[i].size, "count", (json_int_t)rows[i].count, "type",
-        "float", "redop", is_reduction(o->op) ? "sum" : "none", "root", root_of(o),
-        "time_us", rows[i].time_us, "algbw_GBps", rows[i].algbw, "busbw_GBps",
-        rows[i].busbw, "algo", ts_coll_algo_name(rows[i].algo), "proto",
-        ts_coll_proto_name(rows[i].proto)));
+        o->type_name, "redop", is_reduction(o->op) ? o->redop : "none", "root",
+        root_of(o), "time_us", rows[i].time_us, "algbw_GBps", rows[i].algbw,
+        "busbw_GBps", rows[i].busbw, "algo", ts_coll_algo_name(rows[i].algo),
+        "proto", ts_coll_proto_name(rows[i].proto)));
   json_t *j = json_pack("{s:s,s:s,s:i,s:s,s:b,s:o}", "topology", ts_topo_name(t),
                         "op", ts_coll_op_name(o->op), "gpus", (int)n, "fidelity",
                         o->cr.net.fidelity == TS_NET_CHUNK ? "chunk" : "flow",
@@ -497,67 +541,123 @@ static int coll_json(const ts_topo *t, const bench_opts *o, uint32_t n,
   return rc ? EX_IOERR : 0;
 }
 
-static int run_coll(const ts_topo *t, bench_opts *o) {
-  uint32_t *g = NULL, n = 0, nrows = 0;
-  bench_row *rows = calloc(sweep_rows(o), sizeof *rows);
+/* The parts of the nccl-tests report every run shares. */
+static void report_base(const ts_topo *t, const bench_opts *o, const uint32_t *g,
+                        uint32_t n, bench_report *r) {
+  memset(r, 0, sizeof *r);
+  r->t = t;
+  r->program = program_of(o);
+  r->type_name = o->type_name;
+  r->redop = !o->coll || is_reduction(o->op) ? o->redop : "none";
+  r->root = root_of(o);
+  r->gpus = g;
+  r->ngpus = n;
+  r->min_bytes = o->min_bytes;
+  r->max_bytes = o->max_bytes;
+  r->step_is_factor = o->factor > 1;
+  r->step = o->factor > 1 ? o->factor : o->step_bytes;
+  r->warmup = (int)o->warmup;
+  r->iters = (int)o->iters;
+  r->coll = o->coll;
+  r->argc = o->argc;
+  r->argv = o->argv;
+}
+
+/* Table on stdout (unless --json) and the -J file. */
+static int emit(const bench_opts *o, bench_report *r) {
+  int rc = 0;
+  if (o->json_file && !o->json) printf("# Writing JSON output to %s\n", o->json_file);
+  if (!o->json && cli_bench_print_nccltests(r, stdout)) rc = EX_IOERR;
+  if (!rc && o->json_file) rc = cli_bench_write_json(r, o->json_file);
+  return rc;
+}
+
+static int run_coll(const ts_topo *t, bench_opts *o, const uint64_t *sizes,
+                    uint32_t nsizes, bench_row *rows) {
+  uint32_t *g = NULL, n = 0;
   ts_coll_run_result last;
-  if (!rows) return EX_OSERR;
   o->cr.net = o->p2p.net; /* --fidelity, --chunk-size, --port-buffer */
   o->cr.route = o->p2p.route;
   o->cr.faults = o->p2p.faults;
   int rc = coll_gpus(t, o, &g, &n) ? EX_USAGE : 0;
-  if (!rc) rc = coll_sweep(t, o, g, n, rows, &nrows, &last);
-  if (!rc && o->json) rc = coll_json(t, o, n, rows, nrows);
-  else if (!rc) {
-    print_coll_header(t, o, n);
-    double sum = 0;
-    for (uint32_t i = 0; i < nrows; i++) {
-      print_coll_row(o, &rows[i]);
-      sum += rows[i].busbw;
-    }
-    printf("# Avg bus bandwidth    : %g\n", nrows ? sum / nrows : 0.0);
-    if (o->stats)
-      printf("# stats of the largest size:\n# coll.transfers: %llu\n"
-             "# sim.events_processed: %llu\n# sim.wall_s: %.6f\n"
-             "# net.flows_started: %llu\n# net.solves: %llu\n",
-             (unsigned long long)last.transfers,
-             (unsigned long long)last.sim.events_processed, last.sim.wall_s,
-             (unsigned long long)last.net.flows_started,
-             (unsigned long long)last.net.solves);
+  if (!rc) rc = coll_sweep(t, o, g, n, sizes, nsizes, rows, &last);
+  if (!rc && o->json) rc = coll_json(t, o, n, rows, nsizes);
+  if (!rc) {
+    bench_report r;
+    char info[2][400];
+    report_base(t, o, g, n, &r);
+    snprintf(info[0], sizeof info[0], "topology %s, op %s over %u GPUs, fidelity %s%s",
+             ts_topo_name(t), ts_coll_op_name(o->op), n,
+             o->cr.net.fidelity == TS_NET_CHUNK ? "chunk" : "flow",
+             o->cr.compact ? ", compact rings" : "");
+    snprintf(info[1], sizeof info[1], "simulated: every iteration and the in-place "
+             "run take the same time; no data moves, so #wrong is N/A");
+    r.info[0] = info[0];
+    r.info[1] = info[1];
+    r.rows = rows;
+    r.nrows = nsizes;
+    rc = emit(o, &r);
   }
+  if (!rc && o->stats && !o->json)
+    printf("# stats of the largest size:\n# coll.transfers: %llu\n"
+           "# sim.events_processed: %llu\n# sim.wall_s: %.6f\n"
+           "# net.flows_started: %llu\n# net.solves: %llu\n",
+           (unsigned long long)last.transfers,
+           (unsigned long long)last.sim.events_processed, last.sim.wall_s,
+           (unsigned long long)last.net.flows_started,
+           (unsigned long long)last.net.solves);
   free(g);
-  free(rows);
+  return rc;
+}
+
+static int run_p2p(const ts_topo *t, bench_opts *o, const uint64_t *sizes,
+                   uint32_t nsizes, bench_row *rows) {
+  ts_p2p_pairs pairs = {0};
+  uint32_t *set = NULL, n = 0;
+  ts_p2p_result last;
+  int rc = make_pairs(t, o, &pairs, &set, &n);
+  if (!rc) rc = sweep(t, o, &pairs, sizes, nsizes, rows, &last);
+  if (!rc && o->json) rc = print_json(t, o, n, pairs.count, rows, nsizes);
+  if (!rc) {
+    bench_report r;
+    char info[2][400];
+    report_base(t, o, set, n, &r);
+    snprintf(info[0], sizeof info[0], "topology %s, op sendrecv, %s over %u GPUs "
+             "(%u transfers)", ts_topo_name(t), o->pattern ? o->pattern : "src->dst",
+             n, pairs.count);
+    snprintf(info[1], sizeof info[1], "fidelity %s, routing %s, %s; simulated: "
+             "in-place = out-of-place, #wrong N/A",
+             o->p2p.net.fidelity == TS_NET_CHUNK ? "chunk" : "flow",
+             o->p2p.spray ? "spray" : "ecmp", o->p2p.route.no_pxn ? "no PXN" : "PXN");
+    r.info[0] = info[0];
+    r.info[1] = info[1];
+    r.rows = rows;
+    r.nrows = nsizes;
+    rc = emit(o, &r);
+  }
+  if (!rc && o->stats && !o->json) print_stats(&last);
+  free(set);
+  ts_p2p_pairs_free(&pairs);
   return rc;
 }
 
 static int run_bench(const ts_topo *t, bench_opts *o) {
-  ts_p2p_pairs pairs = {0};
-  uint32_t set_size = 0, nrows = 0;
-  bench_row *rows = NULL;
-  ts_p2p_result last;
+  uint32_t nsizes = size_list(o, NULL);
+  if (!nsizes)
+    return cli_usage_error("bench", "-b/-e/-f/-i give more than %u sizes", MAX_ROWS);
   ts_diag d;
   ts_diag_clear(&d);
   int rc = ts_faults_resolve(&o->faults, t, &d);
   if (rc) return rc == TS_EUSAGE ? cli_usage_error("bench", "%s", d.msg)
                                  : cli_fail(&d, rc);
   o->p2p.faults = &o->faults;
-  if (o->coll) return run_coll(t, o);
-  if (!rc) rc = make_pairs(t, o, &pairs, &set_size);
-  if (!rc && !(rows = calloc(sweep_rows(o), sizeof *rows))) rc = EX_OSERR;
-  if (!rc) rc = sweep(t, o, &pairs, rows, &nrows, &last);
-  if (!rc && o->json) rc = print_json(t, o, set_size, pairs.count, rows, nrows);
-  else if (!rc) {
-    print_header(t, o, &pairs, set_size);
-    double sum = 0;
-    for (uint32_t i = 0; i < nrows; i++) {
-      print_row(&rows[i]);
-      sum += rows[i].busbw;
-    }
-    printf("# Avg bus bandwidth    : %g\n", nrows ? sum / nrows : 0.0);
-    if (o->stats) print_stats(&last);
-  }
+  uint64_t *sizes = calloc(nsizes, sizeof *sizes);
+  bench_row *rows = calloc(nsizes, sizeof *rows);
+  rc = sizes && rows ? 0 : EX_OSERR;
+  if (!rc) size_list(o, sizes);
+  if (!rc) rc = o->coll ? run_coll(t, o, sizes, nsizes, rows) : run_p2p(t, o, sizes, nsizes, rows);
+  free(sizes);
   free(rows);
-  ts_p2p_pairs_free(&pairs);
   return rc;
 }
 
@@ -569,11 +669,29 @@ int cli_bench(int argc, char **argv) {
   o.min_bytes = 8;
   o.max_bytes = 128ULL << 20;
   o.factor = 2;
+  o.step_bytes = 1ULL << 20; /* nccl-tests' -i default */
   o.seed = 1;
+  o.iters = 20; /* nccl-tests' defaults, printed in the preamble */
+  o.warmup = 1;
+  o.type_name = "float";
+  o.type_size = 4;
+  o.redop = "sum";
+  o.argc = argc;
+  o.argv = argv;
   ts_faults_init(&o.faults);
   int rc = parse_opts(argc, argv, &o);
+  char first[32];
+  if (!rc && o.ngpus) {
+    uint64_t v;
+    if (cli_parse_uint("bench", "-g", o.ngpus, 1, UINT32_MAX, &v)) {
+      rc = EX_USAGE;
+    } else {
+      snprintf(first, sizeof first, "first:%llu", (unsigned long long)v);
+      o.gpus = first;
+    }
+  }
   ts_topo *t = NULL;
-  if (!rc) rc = cli_load_topo(o.file, &t);
+  if (!rc) rc = cli_load_topo_as(o.file, o.hosts, o.fabric, "bench", &t);
   if (!rc) rc = run_bench(t, &o);
   ts_topo_free(t);
   ts_faults_free(&o.faults);

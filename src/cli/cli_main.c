@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
 
@@ -57,6 +58,21 @@ int cli_load_topo(const char *path, ts_topo **out) {
   ts_diag d;
   ts_diag_clear(&d);
   int rc = ts_topo_load_file(path, out, &d);
+  return rc ? cli_fail(&d, rc) : 0;
+}
+
+int cli_load_topo_as(const char *path, const char *hosts, const char *fabric,
+                     const char *cmd, ts_topo **out) {
+  if (!hosts && !fabric) return cli_load_topo(path, out);
+  char *end;
+  unsigned long n = hosts ? strtoul(hosts, &end, 10) : 1;
+  if (hosts && (!*hosts || *end || n < 1 || n > (1ul << 22)))
+    return cli_usage_error(cmd, "--hosts %s: expected a whole number from 1 to %lu",
+                           hosts, 1ul << 22);
+  ts_diag d;
+  ts_diag_clear(&d);
+  int rc = ts_topo_load_nccl_xml(path, (uint32_t)n, fabric, out, &d);
+  if (rc == TS_EUSAGE) return cli_usage_error(cmd, "%s", d.msg);
   return rc ? cli_fail(&d, rc) : 0;
 }
 

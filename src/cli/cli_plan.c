@@ -16,6 +16,7 @@
 #include "cli/cli.h"
 #include "cli/cli_faults.h"
 #include "cli/cli_plan_run.h"
+#include "cli/cli_plan_compare.h"
 #include "cli/cli_plan_whatif.h"
 #include "topsim/ts_plan.h"
 #include "topsim/ts_report_plan.h"
@@ -23,9 +24,14 @@
 
 #define PLAN_MAX_SWEEP 1024u
 
+#define PLAN_MAX_COMPARE 16
+
 typedef struct plan_opts {
   ts_plan_request req;
-  int json;
+  int json, csv, print_catalog;
+  int diagram;              /* 0 none, 1 DOT, 2 SVG */
+  const char *compare[PLAN_MAX_COMPARE];
+  uint32_t ncompare;
   const char *emit;
   uint32_t sus_lo, sus_hi;  /* --sus A..B; 0 = no sweep */
   const char *workload;     /* --workload: predict a step per size */
@@ -57,7 +63,34 @@ static void plan_help(void) {
       "  --reserved-ports N      ports per leaf kept for management (UFM)\n"
       "  --transceivers-per-cable N   optical cable ends (default 2)\n"
       "  --copper-node-leaf      node-leaf cables are DAC: no transceivers\n"
+      "  --leaves-per-rail K     K leaves per rail per SU: each NIC splits into "
+      "K\n"
+      "                          ports of speed/K (twin-plane designs)\n"
+      "layout, parts and power:\n"
+      "  --nodes-per-rack N      nodes per compute rack (presets: RA value)\n"
+      "  --rack-power KW         compute rack power budget, e.g. 40kW\n"
+      "  --rack-units U          usable rack units (default 42)\n"
+      "  --node-units U          rack units per node (space limit)\n"
+      "  --leaf-placement P      eor (end of row, default) or mor (middle)\n"
+      "  --rack-width M          metres per rack (default 0.6)\n"
+      "  --row-pitch M           metres between rows (default 2.4)\n"
+      "  --catalog FILE          parts catalog (default: bundled, sourced,\n"
+      "                          no prices); --print-catalog writes it\n"
+      "  --switch NAME           catalog switch model (default: by radix)\n"
+      "  --storage-nics N        storage NICs per node (storage plane)\n"
+      "  --storage-servers N     storage servers on the storage plane\n"
+      "  --storage-oversub A:B   storage leaf down:up (default 1:1)\n"
+      "  --frontend-nics N       frontend NICs per node (frontend plane)\n"
+      "  --frontend-oversub A:B  frontend leaf down:up (default 1:1)\n"
+      "outputs:\n"
       "  --json                  print JSON\n"
+      "  --csv                   print the bill of materials as CSV\n"
+      "  --diagram dot|svg       print the tier-level diagram (one box per\n"
+      "                          tier group) as DOT or as SVG\n"
+      "  --compare SET           a design: quoted options ('--preset X') or a\n"
+      "                          YAML file of option: value; repeat to compare\n"
+      "                          designs side by side (other options apply to\n"
+      "                          all; with --workload, one step each)\n"
       "  --emit-yaml FILE        write the plan as a topology file\n"
       "  --workload FILE         with --sus: run one training step of FILE on\n"
       "                          each size (dp fills the GPUs) and print step\n"
@@ -117,7 +150,10 @@ static int parse_sus(const char *s, plan_opts *o) {
 enum {
   O_GPUS = 256, O_NODES, O_SUS, O_PRESET, O_TEMPLATE, O_RADIX, O_SPEED,
   O_RAILS, O_PER_SU, O_OVERSUB, O_MIN_TIERS, O_MAX_TIERS, O_RESERVED, O_TPC,
-  O_COPPER, O_JSON, O_EMIT, O_WORKLOAD, O_WHATIF
+  O_COPPER, O_JSON, O_EMIT, O_WORKLOAD, O_KLEAF, O_PER_RACK, O_RACK_UNITS,
+  O_NODE_UNITS, O_SNICS, O_SSERVERS, O_FNICS, O_RACK_POWER, O_PLACEMENT,
+  O_RACK_WIDTH, O_ROW_PITCH, O_CATALOG, O_SWITCH, O_SOVERSUB, O_FOVERSUB,
+  O_CSV, O_DIAGRAM, O_COMPARE, O_PRINT_CATALOG, O_WHATIF
 };
 
 static const struct option longopts[] = {
@@ -139,6 +175,25 @@ static const struct option longopts[] = {
     {"json", no_argument, NULL, O_JSON},
     {"emit-yaml", required_argument, NULL, O_EMIT},
     {"workload", required_argument, NULL, O_WORKLOAD},
+    {"leaves-per-rail", required_argument, NULL, O_KLEAF},
+    {"nodes-per-rack", required_argument, NULL, O_PER_RACK},
+    {"rack-units", required_argument, NULL, O_RACK_UNITS},
+    {"node-units", required_argument, NULL, O_NODE_UNITS},
+    {"storage-nics", required_argument, NULL, O_SNICS},
+    {"storage-servers", required_argument, NULL, O_SSERVERS},
+    {"frontend-nics", required_argument, NULL, O_FNICS},
+    {"rack-power", required_argument, NULL, O_RACK_POWER},
+    {"leaf-placement", required_argument, NULL, O_PLACEMENT},
+    {"rack-width", required_argument, NULL, O_RACK_WIDTH},
+    {"row-pitch", required_argument, NULL, O_ROW_PITCH},
+    {"catalog", required_argument, NULL, O_CATALOG},
+    {"switch", required_argument, NULL, O_SWITCH},
+    {"storage-oversub", required_argument, NULL, O_SOVERSUB},
+    {"frontend-oversub", required_argument, NULL, O_FOVERSUB},
+    {"csv", no_argument, NULL, O_CSV},
+    {"diagram", required_argument, NULL, O_DIAGRAM},
+    {"compare", required_argument, NULL, O_COMPARE},
+    {"print-catalog", no_argument, NULL, O_PRINT_CATALOG},
     {"what-if", no_argument, NULL, O_WHATIF},
     CLI_FAULT_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
@@ -156,7 +211,81 @@ static uint32_t *u32_field(plan_opts *o, int c) {
   case O_MAX_TIERS: return &q->max_tiers;
   case O_RESERVED: return &q->reserved_ports;
   case O_TPC: return &q->transceivers_per_cable;
+  case O_KLEAF: return &q->leaves_per_rail;
+  case O_PER_RACK: return &q->nodes_per_rack;
+  case O_RACK_UNITS: return &q->rack_units;
+  case O_NODE_UNITS: return &q->node_units;
+  case O_SNICS: return &q->storage_nics;
+  case O_SSERVERS: return &q->storage_servers;
+  case O_FNICS: return &q->frontend_nics;
   default: return NULL;
+  }
+}
+
+static const char *opt_name(int c) {
+  for (size_t i = 0; longopts[i].name; i++)
+    if (longopts[i].val == c) return longopts[i].name;
+  return "?";
+}
+
+/* A length in metres ("0.6" or "0.6m"), > 0. */
+static int parse_metres(const char *s, double *out) {
+  char *e;
+  double v = strtod(s, &e);
+  if (e == s || (*e && strcmp(e, "m")) || !(v > 0) || v > 1e4) return -1;
+  *out = v;
+  return 0;
+}
+
+static int ratio_opt(const char *name, const char *arg, uint32_t r[2]) {
+  const char *e;
+  if (parse_ratio(arg, r, &e) || *e)
+    return cli_usage_error("plan", "--%s '%s' is not DOWN:UP with whole "
+                           "numbers > 0", name, arg);
+  return 0;
+}
+
+/* Layout, parts and output options (second pass). */
+static int plan_opt_layout(plan_opts *o, int c, const char *arg) {
+  ts_plan_request *q = &o->req;
+  switch (c) {
+  case O_RACK_POWER:
+    if (ts_parse_power(arg, &q->rack_power) || q->rack_power <= 0)
+      return cli_usage_error("plan", "--rack-power '%s' is not a power like "
+                             "40kW", arg);
+    return 0;
+  case O_PLACEMENT:
+    if (strcmp(arg, "eor") && strcmp(arg, "mor"))
+      return cli_usage_error("plan", "--leaf-placement must be eor or mor, "
+                             "not '%s'", arg);
+    q->leaf_middle_of_row = !strcmp(arg, "mor");
+    return 0;
+  case O_RACK_WIDTH:
+  case O_ROW_PITCH:
+    if (parse_metres(arg, c == O_RACK_WIDTH ? &q->rack_width : &q->row_pitch))
+      return cli_usage_error("plan", "--%s '%s' is not a length in metres",
+                             opt_name(c), arg);
+    return 0;
+  case O_CATALOG: q->catalog = arg; return 0;
+  case O_SWITCH: q->switch_model = arg; return 0;
+  case O_SOVERSUB: return ratio_opt("storage-oversub", arg, q->storage_oversub);
+  case O_FOVERSUB:
+    return ratio_opt("frontend-oversub", arg, q->frontend_oversub);
+  case O_CSV: o->csv = 1; return 0;
+  case O_PRINT_CATALOG: o->print_catalog = 1; return 0;
+  case O_DIAGRAM:
+    if (strcmp(arg, "dot") && strcmp(arg, "svg"))
+      return cli_usage_error("plan", "--diagram must be dot or svg, not '%s'",
+                             arg);
+    o->diagram = strcmp(arg, "dot") ? 2 : 1;
+    return 0;
+  case O_COMPARE:
+    if (o->ncompare == PLAN_MAX_COMPARE)
+      return cli_usage_error("plan", "at most %d --compare designs",
+                             PLAN_MAX_COMPARE);
+    o->compare[o->ncompare++] = arg;
+    return 0;
+  default: return cli_usage_error("plan", "unknown option");
   }
 }
 
@@ -165,8 +294,9 @@ static int plan_opt(plan_opts *o, int c, const char *arg) {
   uint32_t *u = u32_field(o, c);
   if (u && parse_u32(arg, u))
     return cli_usage_error("plan", "option --%s needs a whole number, not "
-                           "'%s'", longopts[c - O_GPUS].name, arg);
+                           "'%s'", opt_name(c), arg);
   if (u) return 0;
+  if (c >= O_RACK_POWER && c < O_WHATIF) return plan_opt_layout(o, c, arg);
   switch (c) {
   case O_PRESET: return 0;
   case O_TEMPLATE: o->req.template_name = arg; return 0;
@@ -231,19 +361,34 @@ static int parse_opts(int argc, char **argv, plan_opts *o) {
     rc = plan_opt(o, c, optarg);
     if (rc) return rc;
   }
+  for (; optind < argc && o->ncompare; optind++) { /* --compare A.yaml B.yaml */
+    if (o->ncompare == PLAN_MAX_COMPARE)
+      return cli_usage_error("plan", "at most %d --compare designs",
+                             PLAN_MAX_COMPARE);
+    o->compare[o->ncompare++] = argv[optind];
+  }
   if (optind < argc)
     return cli_usage_error("plan", "unexpected argument '%s'", argv[optind]);
-  if (o->workload && !o->sus_lo && !o->what_if)
-    return cli_usage_error("plan", "--workload needs --sus A..B (the sizes to "
-                           "predict) or --what-if");
-  if (o->what_if && (!o->workload || o->sus_lo))
-    return cli_usage_error("plan", "--what-if needs --workload FILE and one "
-                           "size (--gpus, --nodes or a preset), not --sus");
-  if (o->faults.n && !o->workload)
-    return cli_usage_error("plan", "faults apply to --workload steps");
   if (o->sus_lo && (o->req.gpus || o->req.nodes || o->emit))
     return cli_usage_error("plan", "--sus sweeps sizes: drop --gpus, --nodes "
                            "and --emit-yaml");
+  if (o->json + o->csv + (o->diagram != 0) > 1)
+    return cli_usage_error("plan", "give one of --json, --csv, --diagram");
+  if ((o->csv || o->diagram) && o->sus_lo)
+    return cli_usage_error("plan", "--csv and --diagram describe one plan: "
+                           "drop --sus");
+  if (o->ncompare && (o->sus_lo || o->emit || o->csv || o->diagram))
+    return cli_usage_error("plan", "--compare prints designs side by side: "
+                           "drop --sus, --emit-yaml, --csv and --diagram");
+  if (o->workload && !o->sus_lo && !o->ncompare && !o->what_if)
+    return cli_usage_error("plan", "--workload needs --sus A..B (the sizes to "
+                           "predict), --compare or --what-if");
+  if (o->what_if && (!o->workload || o->sus_lo || o->ncompare))
+    return cli_usage_error("plan", "--what-if needs --workload FILE and one "
+                           "size (--gpus, --nodes or a preset), not --sus "
+                           "or --compare");
+  if (o->faults.n && !o->workload)
+    return cli_usage_error("plan", "faults apply to --workload steps");
   return -1;
 }
 
@@ -277,7 +422,10 @@ static int run_one(plan_opts *o) {
     ts_plan_free(&r);
     return st;
   }
-  rc = o->json ? ts_report_plan_json(&r, stdout) : ts_report_plan_text(&r, stdout);
+  if (o->csv) rc = ts_report_plan_csv(&r, stdout);
+  else if (o->diagram) rc = ts_report_plan_diagram(&r, o->diagram == 2, stdout);
+  else if (o->json) rc = ts_report_plan_json(&r, stdout);
+  else rc = ts_report_plan_text(&r, stdout);
   int st = rc ? EX_IOERR : 0;
   if (!st && o->emit) st = emit(&r, o->emit);
   ts_plan_free(&r);
@@ -313,12 +461,37 @@ static int run_sweep(plan_opts *o) {
   return st;
 }
 
+/* One design of --compare: argv parsed as a whole command line. */
+static int parse_request(int argc, char **argv, ts_plan_request *req) {
+  plan_opts o;
+  memset(&o, 0, sizeof o);
+  ts_plan_request_init(&o.req);
+  ts_faults_init(&o.faults);
+  optind = 0;
+  int rc = parse_opts(argc, argv, &o);
+  if (rc < 0 && (o.ncompare || o.sus_lo || o.what_if))
+    rc = cli_usage_error("plan", "a --compare design cannot hold --compare, "
+                         "--sus or --what-if");
+  if (rc < 0) *req = o.req;
+  ts_faults_free(&o.faults);
+  return rc;
+}
+
 int cli_plan(int argc, char **argv) {
   plan_opts o;
   memset(&o, 0, sizeof o);
   ts_plan_request_init(&o.req);
   ts_faults_init(&o.faults);
+  optind = 0;
   int rc = parse_opts(argc, argv, &o);
+  if (rc < 0 && o.print_catalog)
+    rc = ts_plan_catalog_write(stdout) ? EX_IOERR : 0;
+  if (rc < 0 && o.ncompare && o.faults.n)
+    rc = cli_usage_error("plan", "faults apply to --sus or --what-if steps, "
+                         "not to --compare");
+  if (rc < 0 && o.ncompare)
+    rc = cli_plan_compare(argc, argv, o.compare, o.ncompare, o.json,
+                          o.workload, parse_request);
   if (rc < 0) rc = o.sus_lo ? run_sweep(&o) : run_one(&o);
   ts_faults_free(&o.faults);
   return rc;

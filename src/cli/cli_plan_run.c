@@ -130,3 +130,13 @@ int cli_plan_predict(const ts_plan_request *req_in, uint32_t sus_lo,
   free(rows);
   return ran ? 0 : EX_DATAERR;
 }
+
+int cli_plan_design_step(const ts_plan_request *req, const char *workload,
+                         double *step_s, char *why, size_t n) {
+  size_row row;
+  memset(&row, 0, sizeof row);
+  run_size(req, workload, NULL, &row);
+  *step_s = row.ok ? row.step_s : 0;
+  if (!row.ok) snprintf(why, n, "%s", row.why);
+  return row.ok ? 0 : -1;
+}

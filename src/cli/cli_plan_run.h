@@ -2,6 +2,7 @@
 #ifndef TOPSIM_CLI_PLAN_RUN_H
 #define TOPSIM_CLI_PLAN_RUN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "topsim/ts_faults.h"
@@ -34,5 +35,11 @@ int cli_plan_topo(const ts_plan_result *r, ts_topo **t, ts_diag *d);
  * with d set. */
 int cli_plan_step(const char *workload, const ts_topo *t, ts_faults *faults,
                   cli_plan_row *row, ts_diag *d);
+
+/* Plans req (its gpus or nodes) and runs one step of the workload file on
+ * it with dp filling the GPUs. Returns 0 with *step_s in seconds, or -1
+ * with the reason in why. */
+int cli_plan_design_step(const ts_plan_request *req, const char *workload,
+                         double *step_s, char *why, size_t n);
 
 #endif

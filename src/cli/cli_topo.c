@@ -13,7 +13,8 @@
 #include "topsim/ts_report.h"
 #include "topsim/ts_topo_check.h"
 
-typedef enum { OUT_SUMMARY, OUT_JSON, OUT_MATRIX, OUT_DOT, OUT_VALIDATE } out_mode;
+typedef enum { OUT_SUMMARY, OUT_JSON, OUT_MATRIX, OUT_DOT, OUT_VALIDATE,
+               OUT_SVG } out_mode;
 
 typedef struct topo_opts {
   const char *file;
@@ -22,6 +23,7 @@ typedef struct topo_opts {
   int validate_json;      /* --validate --json */
   const char *node;       /* --node: host index or name */
   const char *output;     /* -o FILE */
+  const char *hosts, *fabric; /* NCCL XML: --hosts N --fabric PRESET */
   out_mode mode;
   ts_dot_level level;
   ts_faults faults;       /* --fail/--degrade/--faults: capacities after */
@@ -31,7 +33,8 @@ static void topo_help(void) {
   printf(
       "usage: topsim topo FILE [options]\n"
       "       topsim topo --validate [--json] FILE...\n\n"
-      "Load a topology, validate it and print a summary: counts by kind, tier\n"
+      "Load a topology (YAML, or an NCCL topology XML dump), validate it and\n"
+      "print a summary: counts by kind, tier\n"
       "and plane; GPUs; ports; oversubscription per tier; bisection bandwidth;\n"
       "scale-up domain; hop counts.\n\n"
       "options:\n"
@@ -42,8 +45,13 @@ static void topo_help(void) {
       "  --matrix            print the nvidia-smi topo -m matrix of one node\n"
       "  --node N            node for --matrix: index or name (default 0)\n"
       "  --dot               write a Graphviz graph\n"
-      "  --level L           --dot detail: device, node, rack or su (default:\n"
-      "                      device up to 2000 devices, else node)\n"
+      "  --level L           --dot detail: device, node, rack, su or tier (one\n"
+      "                      box per tier group; default: device up to 2000\n"
+      "                      devices, else node)\n"
+      "  --svg               write the tier-level diagram as SVG (no Graphviz)\n"
+      "  --hosts N           NCCL topology XML: N copies of the server\n"
+      "  --fabric PRESET     NCCL topology XML: cable the NICs rail-optimized\n"
+      "                      over a technology preset (ib_ndr, roce_v2, ...)\n"
       "  -o, --output FILE   write to FILE instead of standard output\n"
       "  --fail NAME         summary and JSON as if NAME (switch, NIC, link\n"
       "                      A--B) were down: bandwidths, oversubscription\n"
@@ -57,8 +65,8 @@ static void topo_help(void) {
 }
 
 static int parse_level(const char *s, ts_dot_level *out) {
-  static const char *names[] = {"device", "node", "rack", "su"};
-  for (int i = 0; i < 4; i++)
+  static const char *names[] = {"device", "node", "rack", "su", "tier"};
+  for (int i = 0; i < 5; i++)
     if (!strcmp(s, names[i])) {
       *out = (ts_dot_level)i;
       return 0;
@@ -71,7 +79,9 @@ static int parse_opts(int argc, char **argv, topo_opts *o) {
       {"validate", no_argument, NULL, 'V'}, {"json", no_argument, NULL, 'j'},
       {"matrix", no_argument, NULL, 'm'},   {"node", required_argument, NULL, 'n'},
       {"dot", no_argument, NULL, 'd'},      {"level", required_argument, NULL, 'l'},
+      {"svg", no_argument, NULL, 'S'},
       {"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
+      {"hosts", required_argument, NULL, 'H'},  {"fabric", required_argument, NULL, 'F'},
       {"fail", required_argument, NULL, CLI_OPT_FAIL},
       {"degrade", required_argument, NULL, CLI_OPT_DEGRADE},
       {"faults", required_argument, NULL, CLI_OPT_FAULTS},
@@ -86,11 +96,15 @@ static int parse_opts(int argc, char **argv, topo_opts *o) {
     case 'j': o->mode = OUT_JSON; modes++; break;
     case 'm': o->mode = OUT_MATRIX; modes++; break;
     case 'd': o->mode = OUT_DOT; modes++; break;
+    case 'S': o->mode = OUT_SVG; modes++; break;
     case 'n': o->node = optarg; break;
     case 'o': o->output = optarg; break;
+    case 'H': o->hosts = optarg; break;
+    case 'F': o->fabric = optarg; break;
     case 'l':
       if (parse_level(optarg, &o->level))
-        return cli_usage_error("topo", "--level must be device, node, rack or su");
+        return cli_usage_error("topo", "--level must be device, node, rack, su "
+                               "or tier");
       level_set = 1;
       break;
     case 'h': topo_help(); return -1;
@@ -112,7 +126,8 @@ static int parse_opts(int argc, char **argv, topo_opts *o) {
     if (o->nfiles < 1) return cli_usage_error("topo", "expected topology FILEs");
   }
   if (modes > 1)
-    return cli_usage_error("topo", "choose one of --validate, --json, --matrix, --dot");
+    return cli_usage_error("topo", "choose one of --validate, --json, --matrix, --dot, "
+                           "--svg");
   if (!validate && optind != argc - 1)
     return cli_usage_error("topo", "expected exactly one topology FILE");
   if (level_set && o->mode != OUT_DOT)
@@ -217,6 +232,7 @@ static int check_faults(const ts_topo *t, topo_opts *o) {
 static int emit(const ts_topo *t, const topo_opts *o, int32_t host, FILE *out) {
   if (o->mode == OUT_MATRIX)
     return ts_report_topo_matrix(t, host, out) ? EX_SOFTWARE : 0;
+  if (o->mode == OUT_SVG) return ts_report_tiers(t, 1, out) ? EX_IOERR : 0;
   if (o->mode == OUT_DOT) {
     ts_dot_level lv = o->level;
     if ((int)lv < 0) lv = ts_topo_node_count(t) <= 2000 ? TS_DOT_DEVICE : TS_DOT_NODE;
@@ -248,7 +264,7 @@ int cli_topo(int argc, char **argv) {
     return cli_topo_validate(o.files, o.nfiles, o.validate_json);
   }
   ts_topo *t = NULL;
-  if (!rc) rc = cli_load_topo(o.file, &t);
+  if (!rc) rc = cli_load_topo_as(o.file, o.hosts, o.fabric, "topo", &t);
   if (rc) {
     ts_faults_free(&o.faults);
     return rc < 0 ? 0 : rc;

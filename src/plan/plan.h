@@ -20,6 +20,7 @@ typedef struct plan_tmpl {
   double speed;          /* nominal bytes/s of one compute NIC */
   double efficiency;     /* plane efficiency (preset or explicit), else 1 */
   uint32_t gpus, rails;  /* per node */
+  double power;          /* W per node from the template's `power`, 0 none */
   char *model_yaml;      /* flow mapping of the GPU model */
   char *plane_yaml;      /* flow mapping of the plane, minus any fabric */
   char *tmpl_yaml;       /* flow mapping of the template, backend NICs only */
@@ -42,6 +43,16 @@ void plan_clos_in(const ts_plan_request *req, const ts_plan_result *r,
  * shape s (plan_bom.c). */
 void plan_bom(const ts_plan_request *req, const topo_clos_shape *s,
               ts_plan_result *r);
+
+/* Racks, rows, cable lengths, media, power and cost of r (plan_layout.c),
+ * storage and frontend planes included. Returns 0, or TS_EUSAGE /
+ * TS_ESCHEMA / TS_ENOINPUT (catalog) with d set. */
+int plan_layout(const ts_plan_request *req, const plan_tmpl *t,
+                ts_plan_result *r, ts_diag *d);
+
+/* Sizes the storage and frontend planes of r (plan_planes.c). Returns 0
+ * or TS_EUSAGE with d set. */
+int plan_planes(const ts_plan_request *req, ts_plan_result *r, ts_diag *d);
 
 /* Appends a note (dropped past the fourth). */
 void plan_note(ts_plan_result *r, const char *fmt, ...)

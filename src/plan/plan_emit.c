@@ -7,6 +7,7 @@
  *                splits; bandwidth = the plan's port speed
  *   templates:   the template with its backend NIC groups only
  *   nodes:       one group of r->nodes with per_su = the plan's SU size
+ *                and per_rack = the layout's nodes per rack (when > 1)
  * The generator then calls the same sizing rules with the same input, so
  * the loaded fabric has the plan's switch counts. Cost: O(template text). */
 #include <stdio.h>
@@ -70,6 +71,9 @@ int ts_plan_emit_yaml(const ts_plan_result *r, FILE *f) {
   quoted(f, t->name);
   fprintf(f, ": %s\n\nnodes:\n  - {name: node, template: ", t->tmpl_yaml);
   quoted(f, t->name);
-  fprintf(f, ", count: %u, per_su: %u}\n", r->nodes, r->nodes_per_su);
+  fprintf(f, ", count: %u, per_su: %u", r->nodes, r->nodes_per_su);
+  if (r->layout.nodes_per_rack > 1)
+    fprintf(f, ", per_rack: %u", r->layout.nodes_per_rack);
+  fprintf(f, "}\n");
   return ferror(f) ? TS_EIO : 0;
 }

@@ -31,21 +31,32 @@ typedef struct preset {
   const char *tmpl;
   uint32_t radix, per_su;
   double speed;
+  uint32_t leaves_per_rail, per_rack;
 } preset;
 
 /* Sources in docs/planning.md ("Presets"). */
 static const preset presets[] = {
     /* NVIDIA DGX SuperPOD RA, DGX A100: 20-node SU, QM8700 HDR. */
-    {"a100-superpod", "dgx-a100", 40, 20, 200 * GBPS},
+    {"a100-superpod", "dgx-a100", 40, 20, 200 * GBPS, 1, 0},
     /* NVIDIA DGX SuperPOD RA featuring DGX H100: 32-node SU, QM9700 NDR. */
-    {"h100-superpod", "dgx-h100", 64, 32, 400 * GBPS},
+    {"h100-superpod", "dgx-h100", 64, 32, 400 * GBPS, 1, 0},
     /* NVIDIA DGX SuperPOD RA featuring DGX B200 (RA-11334-00): 32-node SU,
      * QM9700 NDR; DGX B200 is an HGX B200 board. */
-    {"b200-superpod", "hgx-b200", 64, 32, 400 * GBPS},
+    {"b200-superpod", "hgx-b200", 64, 32, 400 * GBPS, 1, 0},
+    /* NVIDIA DGX SuperPOD with DGX B300 systems, Spectrum-4 Ethernet, DC
+     * busbar RA, Table 3: 64-node SU, 16 leaves and 8 spines per SU (two
+     * leaves per rail: each 800G NIC port runs as 2 x 400G, one per plane);
+     * SN5600 64 x 800G = 128 x 400G ports; four DGX B300 per rack. */
+    {"b300-superpod", "hgx-b300", 128, 64, 400 * GBPS, 2, 4},
+    /* NVIDIA DGX SuperPOD with DGX B300, Quantum-X800 InfiniBand, AC power
+     * RA (RA-11339), Table 3: 72-node SU, 8 leaves and 4 spines per SU, 576
+     * + 576 cables: 144-port XDR switches; four DGX B300 per rack. */
+    {"b300-xdr-superpod", "hgx-b300", 144, 72, 800 * GBPS, 1, 4},
 };
 
 const char *ts_plan_preset_names(void) {
-  return "a100-superpod, h100-superpod, b200-superpod";
+  return "a100-superpod, h100-superpod, b200-superpod, b300-superpod, "
+         "b300-xdr-superpod";
 }
 
 void ts_plan_request_init(ts_plan_request *req) {
@@ -62,6 +73,8 @@ int ts_plan_preset(const char *name, ts_plan_request *req, ts_diag *d) {
     req->radix = presets[i].radix;
     req->nodes_per_su = presets[i].per_su;
     req->port_speed = presets[i].speed;
+    req->leaves_per_rail = presets[i].leaves_per_rail;
+    req->nodes_per_rack = presets[i].per_rack;
     req->min_tiers = 2; /* SuperPODs always install spines (docs) */
     return 0;
   }
@@ -109,6 +122,9 @@ static int check_request(const ts_plan_request *q, ts_diag *d) {
     return PLAN_ERR(d, "tiers must lie in 1..3 with min <= max (got %u..%u)",
                     lo, hi);
   if (q->port_speed < 0) return PLAN_ERR(d, "port speed must be positive");
+  if (q->leaves_per_rail > 16)
+    return PLAN_ERR(d, "%u leaves per rail is out of range (1..16)",
+                    q->leaves_per_rail);
   return 0;
 }
 
@@ -174,6 +190,21 @@ static int choose_tiers(const ts_plan_request *q, ts_plan_result *r,
                   lo == hi ? "" : "at most ", hi, hi > 1 ? "s" : "", why);
 }
 
+/* k leaves per rail: each NIC becomes k ports of speed/k (the template is
+ * reloaded with rails x k NICs at that speed), so the rules see rails x k
+ * rails and the emitted file has the same NIC ports. */
+static int split_rails(const ts_plan_request *q, uint32_t k, plan_tmpl *t,
+                       ts_plan_request *q2, ts_diag *d) {
+  uint32_t rails = (q->rails ? q->rails : t->rails);
+  double speed = q->port_speed > 0 ? q->port_speed : t->speed / k;
+  if ((uint64_t)rails * k > 4096)
+    return PLAN_ERR(d, "%u rails x %u leaves per rail is too many", rails, k);
+  q2->rails = rails * k;
+  q2->port_speed = speed;
+  plan_tmpl_free(t);
+  return plan_tmpl_load(q->template_name, q2->rails, speed, t, d);
+}
+
 int ts_plan_compute(const ts_plan_request *q, ts_plan_result *out,
                     ts_diag *d) {
   memset(out, 0, sizeof *out);
@@ -181,19 +212,28 @@ int ts_plan_compute(const ts_plan_request *q, ts_plan_result *out,
   if (rc) return rc;
   plan_tmpl *t = calloc(1, sizeof *t);
   if (!t) return ts_diag_set(d, TS_ENOMEM, NULL, 0, 0, "out of memory");
+  ts_plan_request q2 = *q;
   rc = plan_tmpl_load(q->template_name, q->rails, q->port_speed, t, d);
+  uint32_t k = q->leaves_per_rail ? q->leaves_per_rail : 1, nic_rails = 0;
+  if (!rc) nic_rails = q->rails ? q->rails : t->rails;
+  if (!rc && k > 1) rc = split_rails(q, k, t, &q2, d);
   if (!rc && (uint64_t)q->nodes * t->gpus > UINT32_MAX / 2)
     rc = PLAN_ERR(d, "%u nodes is too many", q->nodes);
-  if (!rc) rc = plan_setup(q, t, out, d);
+  if (!rc) rc = plan_setup(&q2, t, out, d);
   topo_clos_shape s;
-  if (!rc) rc = choose_tiers(q, out, &s, d);
+  if (!rc) rc = choose_tiers(&q2, out, &s, d);
+  out->leaves_per_rail = k;
+  out->nic_rails = nic_rails;
+  if (!rc) {
+    plan_bom(&q2, &s, out);
+    rc = plan_layout(&q2, t, out, d);
+  }
   if (rc) {
     plan_tmpl_free(t);
     free(t);
     memset(out, 0, sizeof *out);
     return rc;
   }
-  plan_bom(q, &s, out);
   out->priv = t;
   return 0;
 }

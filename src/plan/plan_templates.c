@@ -367,6 +367,9 @@ static int reduce(const topo_ynode *root, const char *name, uint32_t rails,
   snprintf(t->plane, sizeof t->plane, "%s", s.plane);
   t->gpus = (uint32_t)strtoul(g, NULL, 10);
   t->rails = s.rails;
+  const char *pw = scalar(tm, "power");
+  if (pw && ts_parse_power(pw, &t->power))
+    return PLAN_ERR(d, "template '%s': bad power '%s'", name, pw);
   return emit_texts(mnode, plane, tm, &s, rails != s.rails ? rails : 0,
                     speed != t->speed ? speed : 0, t, d);
 }

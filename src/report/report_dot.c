@@ -170,6 +170,7 @@ static int grouped_edges(const ts_topo *t, ts_dot_level level, FILE *out) {
 }
 
 int ts_report_dot(const ts_topo *t, ts_dot_level level, FILE *out) {
+  if (level == TS_DOT_TIER) return ts_report_tiers(t, 0, out);
   if (level < TS_DOT_DEVICE || level > TS_DOT_SU) return TS_EUSAGE;
   const char *name = ts_topo_name(t);
   fputs("graph ", out);

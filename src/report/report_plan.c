@@ -29,6 +29,10 @@ static void text_head(const ts_plan_result *r, FILE *f) {
   fprintf(f, "switch: %u ports at %g Gb/s%s%s, %u rails, efficiency %.2f\n",
           r->tier[0].radix, r->port_speed * 8 / 1e9,
           r->technology[0] ? " " : "", r->technology, r->rails, r->efficiency);
+  if (r->leaves_per_rail > 1)
+    fprintf(f, "leaves per rail per SU: %u (%u NICs per node, each split into "
+            "%u ports of %g Gb/s)\n", r->leaves_per_rail, r->nic_rails,
+            r->leaves_per_rail, r->port_speed * 8 / 1e9);
 }
 
 static void text_tiers(const ts_plan_result *r, FILE *f) {
@@ -104,6 +108,7 @@ int ts_report_plan_text(const ts_plan_result *r, FILE *out) {
   text_bom(r, out);
   text_perf(r, out);
   text_fail(r, out);
+  ts_report_plan_layout_text(r, out);
   for (uint32_t i = 0; i < r->note_count; i++)
     fprintf(out, "note: %s\n", r->notes[i]);
   return ferror(out) ? TS_EIO : 0;
@@ -171,6 +176,72 @@ static void json_head(json_t *o, const ts_plan_result *r, int *bad) {
   report_jset(o, "tiers", json_integer(r->tiers), bad);
 }
 
+static json_t *json_layout(const ts_plan_layout *L, int *bad) {
+  json_t *o = json_object();
+  report_jset(o, "switch_model", json_string(L->switch_model), bad);
+  report_jset(o, "nodes_per_rack", json_integer(L->nodes_per_rack), bad);
+  report_jset(o, "compute_racks", json_integer(L->compute_racks), bad);
+  report_jset(o, "network_racks", json_integer(L->network_racks), bad);
+  report_jset(o, "racks", json_integer(L->racks), bad);
+  report_jset(o, "rows", json_integer(L->rows), bad);
+  report_jset(o, "racks_per_row", json_integer(L->racks_per_row), bad);
+  report_jset(o, "node_power_w", L->node_power_known
+              ? json_real(L->node_power_w) : json_null(), bad);
+  report_jset(o, "switch_power_w", L->switch_power_known
+              ? json_real(L->switch_power_w) : json_null(), bad);
+  report_jset(o, "rack_power_w", json_real(L->rack_power_w), bad);
+  report_jset(o, "leaf_rack_power_w", json_real(L->network_rack_power_w), bad);
+  report_jset(o, "row_power_w", json_real(L->row_power_w), bad);
+  report_jset(o, "power_nodes_w", json_real(L->power_nodes_w), bad);
+  report_jset(o, "power_switches_w", json_real(L->power_switches_w), bad);
+  report_jset(o, "power_optics_w", json_real(L->power_optics_w), bad);
+  report_jset(o, "power_total_w", json_real(L->power_total_w), bad);
+  report_jset(o, "priced", json_boolean(L->priced), bad);
+  report_jset(o, "cost_total", json_real(L->cost_total), bad);
+  report_jset(o, "cost_per_gpu", json_real(L->cost_per_gpu), bad);
+  return o;
+}
+
+static json_t *json_media(const ts_plan_result *r, int *bad) {
+  static const char *const names[5] = {"node_leaf", "leaf_spine", "spine_core",
+                                       "storage", "frontend"};
+  json_t *o = json_object();
+  for (int i = 0; i < 5; i++) {
+    const ts_plan_link *m = &r->media[i];
+    if (!m->links) continue;
+    json_t *x = json_object();
+    report_jset(x, "links", json_integer((json_int_t)m->links), bad);
+    report_jset(x, "length_m", json_real(m->length_m), bad);
+    report_jset(x, "medium", json_string(m->medium), bad);
+    report_jset(x, "kind", json_string(m->kind), bad);
+    report_jset(x, "module_switch_end", json_string(m->optic_a), bad);
+    report_jset(x, "modules_switch_end", json_integer((json_int_t)m->modules_a), bad);
+    report_jset(x, "module_far_end", json_string(m->optic_b), bad);
+    report_jset(x, "modules_far_end", json_integer((json_int_t)m->modules_b), bad);
+    report_jset(x, "power_w", json_real(m->power_w), bad);
+    report_jset(o, names[i], x, bad);
+  }
+  return o;
+}
+
+static json_t *json_planes(const ts_plan_result *r, int *bad) {
+  json_t *o = json_object();
+  for (int i = 0; i < 2; i++) {
+    const ts_plan_plane *p = &r->planes[i];
+    if (!p->endpoints) continue;
+    json_t *x = json_object();
+    report_jset(x, "nic_ports", json_integer(p->endpoints), bad);
+    report_jset(x, "tiers", json_integer(p->tiers), bad);
+    report_jset(x, "leaves", json_integer(p->leaves), bad);
+    report_jset(x, "spines", json_integer(p->spines), bad);
+    report_jset(x, "cores", json_integer(p->cores), bad);
+    report_jset(x, "cables", json_counts(p->cables, bad), bad);
+    report_jset(x, "leaf_oversubscription", json_real(p->oversub), bad);
+    report_jset(o, p->name, x, bad);
+  }
+  return o;
+}
+
 static json_t *json_plan(const ts_plan_result *r, int *bad) {
   json_t *o = json_object(), *notes = json_array();
   json_head(o, r, bad);
@@ -190,6 +261,10 @@ static json_t *json_plan(const ts_plan_result *r, int *bad) {
   report_jset(o, "hops_rail_aligned", json_integer(r->hops_rail), bad);
   report_jset(o, "hops_any", json_integer(r->hops_any), bad);
   report_jset(o, "failure", json_per_tier(r, 1, bad), bad);
+  report_jset(o, "leaves_per_rail", json_integer(r->leaves_per_rail), bad);
+  report_jset(o, "layout", json_layout(&r->layout, bad), bad);
+  report_jset(o, "media", json_media(r, bad), bad);
+  report_jset(o, "planes", json_planes(r, bad), bad);
   for (uint32_t i = 0; i < r->note_count; i++)
     report_japp(notes, json_string(r->notes[i]), bad);
   report_jset(o, "notes", notes, bad);
@@ -224,6 +299,8 @@ static json_t *json_row(const ts_plan_result *r, int *bad) {
   report_jset(o, "cores", json_integer(r->tier[2].switches), bad);
   report_jset(o, "cables", json_counts(r->cables, bad), bad);
   report_jset(o, "bisection_bw", json_real(r->bisection_bw), bad);
+  report_jset(o, "racks", json_integer(r->layout.racks), bad);
+  report_jset(o, "power_total_w", json_real(r->layout.power_total_w), bad);
   return o;
 }
 

@@ -200,34 +200,105 @@ static const char *const legend =
     "  PIX  = Connection traversing at most a single PCIe bridge\n"
     "  NV#  = Connection traversing a bonded set of # NVLinks\n";
 
-static void matrix_row(const ts_topo *t, const uint32_t *g, uint32_t n,
-                       uint32_t i, FILE *out) {
-  fprintf(out, "GPU%u", i);
-  for (uint32_t j = 0; j < n; j++) {
-    char c[16];
-    ts_topo_gpu_pair_class(t, g[i], g[j], c, sizeof c);
-    fprintf(out, "\t%s", c);
+/* "0-23,48-71" from NCCL's affinity mask (comma-separated 32-bit hex
+ * words, most significant first); "N/A" when unknown or unreadable. */
+static void affinity_text(const char *mask, char *buf, size_t len) {
+  snprintf(buf, len, "N/A");
+  if (!mask || !*mask || strspn(mask, "0123456789abcdefABCDEF,") != strlen(mask)) return;
+  size_t pos = 0, bits = strlen(mask);
+  long run = -1, cpu = 0;
+  buf[0] = '\0';
+  for (size_t i = bits; i-- > 0;) { /* least significant digit first */
+    if (mask[i] == ',') continue;
+    int v = mask[i] <= '9' ? mask[i] - '0' : (mask[i] | 0x20) - 'a' + 10;
+    for (int b = 0; b < 4; b++, cpu++) {
+      int on = (v >> b) & 1;
+      if (on && run < 0) run = cpu;
+      if (!on && run >= 0) {
+        pos += (size_t)snprintf(buf + pos, pos < len ? len - pos : 0, "%s%ld-%ld",
+                                pos ? "," : "", run, cpu - 1);
+        run = -1;
+      }
+    }
   }
-  int numa = ts_topo_node(t, g[i])->numa;
-  if (numa >= 0) fprintf(out, "\t%d\n", numa);
-  else fprintf(out, "\tN/A\n");
+  if (run >= 0)
+    pos += (size_t)snprintf(buf + pos, pos < len ? len - pos : 0, "%s%ld-%ld",
+                            pos ? "," : "", run, cpu - 1);
+  if (!pos) snprintf(buf, len, "N/A");
+}
+
+/* Affinity of the CPU a device hangs under (same host, same NUMA label). */
+static const char *numa_affinity(const ts_topo *t, uint32_t dev) {
+  const ts_node *d = ts_topo_node(t, dev);
+  for (uint32_t id = dev; id-- > 0;) { /* CPUs come first in a host */
+    const ts_node *c = ts_topo_node(t, id);
+    if (c->host != d->host) break;
+    if (c->kind == TS_NODE_CPU && c->numa == d->numa) return ts_topo_cpu_affinity(t, id);
+  }
+  return NULL;
+}
+
+/* Devices of one host: its GPUs, then its NICs, in id order. */
+typedef struct mdev {
+  uint32_t *id;
+  uint32_t gpus, nics;
+} mdev;
+
+static void matrix_cell(const ts_topo *t, uint32_t a, uint32_t b, FILE *out) {
+  char c[16];
+  ts_topo_gpu_pair_class(t, a, b, c, sizeof c);
+  fprintf(out, "\t%s", a == b ? " X " : c);
+}
+
+static void matrix_row(const ts_topo *t, const mdev *m, uint32_t i, FILE *out) {
+  uint32_t n = m->gpus + m->nics;
+  if (i < m->gpus) fprintf(out, "GPU%u", i);
+  else fprintf(out, "NIC%u", i - m->gpus);
+  for (uint32_t j = 0; j < n; j++) matrix_cell(t, m->id[i], m->id[j], out);
+  if (i >= m->gpus) {
+    fputc('\n', out);
+    return;
+  }
+  char aff[1024];
+  affinity_text(numa_affinity(t, m->id[i]), aff, sizeof aff);
+  int numa = ts_topo_node(t, m->id[i])->numa;
+  if (numa >= 0) fprintf(out, "\t%s\t%d\t\tN/A\n", aff, numa);
+  else fprintf(out, "\t%s\tN/A\t\tN/A\n", aff);
+}
+
+static int matrix_devices(const ts_topo *t, int32_t host, mdev *m) {
+  const uint32_t *all;
+  uint32_t total = ts_topo_gpus(t, &all);
+  memset(m, 0, sizeof *m);
+  m->id = malloc(((size_t)total + ts_topo_node_count(t) + 1) * sizeof *m->id);
+  if (!m->id) return TS_ENOMEM;
+  for (uint32_t i = 0; i < total; i++)
+    if (ts_topo_node(t, all[i])->host == host) m->id[m->gpus++] = all[i];
+  for (uint32_t id = 0; id < ts_topo_node_count(t); id++) {
+    const ts_node *d = ts_topo_node(t, id);
+    if (d->kind == TS_NODE_NIC && d->host == host) m->id[m->gpus + m->nics++] = id;
+  }
+  return m->gpus ? 0 : TS_EUSAGE;
 }
 
 int ts_report_topo_matrix(const ts_topo *t, int32_t host, FILE *out) {
-  const uint32_t *all;
-  uint32_t total = ts_topo_gpus(t, &all), n = 0;
-  uint32_t *g = malloc(((size_t)total + 1) * sizeof *g);
-  if (!g) return TS_ENOMEM;
-  for (uint32_t i = 0; i < total; i++)
-    if (ts_topo_node(t, all[i])->host == host) g[n++] = all[i];
-  if (!n) {
-    free(g);
-    return TS_EUSAGE;
+  mdev m;
+  int rc = matrix_devices(t, host, &m);
+  if (rc) {
+    free(m.id);
+    return rc;
   }
-  for (uint32_t j = 0; j < n; j++) fprintf(out, "\tGPU%u", j);
-  fprintf(out, "\tNUMA Affinity\n");
-  for (uint32_t i = 0; i < n; i++) matrix_row(t, g, n, i, out);
+  for (uint32_t j = 0; j < m.gpus; j++) fprintf(out, "\tGPU%u", j);
+  for (uint32_t j = 0; j < m.nics; j++) fprintf(out, "\tNIC%u", j);
+  fprintf(out, "\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n");
+  for (uint32_t i = 0; i < m.gpus + m.nics; i++) matrix_row(t, &m, i, out);
   fputs(legend, out);
-  free(g);
+  if (m.nics) fputs("\nNIC Legend:\n\n", out);
+  for (uint32_t j = 0; j < m.nics; j++) {
+    const char *name = ts_topo_node_name(t, m.id[m.gpus + j]);
+    const char *slash = strrchr(name, '/');
+    fprintf(out, "  NIC%u: %s\n", j, slash ? slash + 1 : name);
+  }
+  free(m.id);
   return stream_status(out);
 }

@@ -24,7 +24,9 @@ int ts_diag_set(ts_diag *d, int code, const char *file, int line, int col,
 }
 
 void ts_diag_format(const ts_diag *d, char *buf, size_t len) {
-  if (d->file[0] && d->line > 0)
+  if (d->file[0] && d->line > 0 && d->col <= 0) /* XML: libxml2 gives lines */
+    snprintf(buf, len, "%s:%d: error: %s", d->file, d->line, d->msg);
+  else if (d->file[0] && d->line > 0)
     snprintf(buf, len, "%s:%d:%d: error: %s", d->file, d->line, d->col, d->msg);
   else if (d->file[0])
     snprintf(buf, len, "%s: error: %s", d->file, d->msg);

@@ -55,6 +55,8 @@ void ts_topo_free(ts_topo *t) {
   free(t->adj);
   free(t->gpus);
   free(t->name_slots);
+  free(t->aff_node);
+  free(t->aff_mask);
   free(t);
 }
 
@@ -323,6 +325,29 @@ uint32_t topo_ports_used(const ts_topo *t, uint32_t id) {
 }
 
 /* ---- public accessors ---- */
+
+void topo_add_affinity(ts_topo *t, uint32_t id, const char *mask) {
+  if (t->oom || !mask) return;
+  uint32_t cap = t->aff_cap;
+  if (!grow((void **)&t->aff_node, &cap, t->aff_count + 1, sizeof *t->aff_node) ||
+      !grow((void **)&t->aff_mask, &t->aff_cap, t->aff_count + 1, sizeof *t->aff_mask)) {
+    t->oom = true;
+    return;
+  }
+  t->aff_node[t->aff_count] = id;
+  t->aff_mask[t->aff_count++] = mask;
+}
+
+/* Binary search: aff_node is ascending because hosts are built in order. */
+const char *ts_topo_cpu_affinity(const ts_topo *t, uint32_t id) {
+  uint32_t lo = 0, hi = t->aff_count;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (t->aff_node[mid] < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < t->aff_count && t->aff_node[lo] == id ? t->aff_mask[lo] : NULL;
+}
 
 const char *ts_topo_name(const ts_topo *t) { return t->name; }
 uint32_t ts_topo_node_count(const ts_topo *t) { return t->node_count; }

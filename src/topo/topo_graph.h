@@ -64,6 +64,12 @@ struct ts_topo {
   uint32_t name_slot_count;   /* power of two */
   uint32_t name_indexed;      /* nodes [0, name_indexed) are in name_slots */
 
+  /* CPU affinity masks (NCCL XML `affinity`), sorted by CPU node id because
+   * hosts are built in order; only CPUs that have one are listed. */
+  uint32_t *aff_node;
+  const char **aff_mask;      /* strings owned by `strings` */
+  uint32_t aff_count, aff_cap;
+
   char **strings;             /* owned strings (plane names, presets...) */
   uint32_t string_count, string_cap;
 
@@ -89,6 +95,10 @@ uint32_t topo_add_node(ts_topo *t, const ts_node *proto, const char *fmt, ...)
 uint32_t topo_add_link(ts_topo *t, uint32_t a, uint32_t b, ts_link_kind kind,
                        uint16_t width, double bandwidth, ts_time_ps latency,
                        uint16_t plane);
+
+/* Records the affinity mask of CPU node id (ids must grow); mask must be
+ * owned by t (topo_strdup). Sets t->oom on ENOMEM. */
+void topo_add_affinity(ts_topo *t, uint32_t id, const char *mask);
 
 /* Appends a plane; returns its index or TS_NO_PLANE on ENOMEM. */
 uint16_t topo_add_plane(ts_topo *t, const ts_plane *proto, topo_mark mark);

@@ -248,8 +248,103 @@ int ts_topo_load_buffer(const char *buf, size_t len, const char *name,
   return rc;
 }
 
+/* True if the file's first non-blank byte (after a UTF-8 BOM) is '<'. */
+static bool looks_like_xml(const char *path) {
+  char buf[512];
+  FILE *f = fopen(path, "rb");
+  if (!f) return false;
+  size_t n = fread(buf, 1, sizeof buf, f), i = 0;
+  fclose(f);
+  if (n >= 3 && !memcmp(buf, "\xEF\xBB\xBF", 3)) i = 3;
+  while (i < n && strchr(" \t\r\n", buf[i])) i++;
+  return i < n && buf[i] == '<';
+}
+
+/* Writes s as a double-quoted YAML scalar. */
+static void yaml_quoted(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') fputc('\\', f);
+    fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+/* The small YAML an XML import stands for: one template from the file,
+ * `hosts` copies of it, their NICs on plane `net` (rail-optimized over
+ * `fabric` with 64-port switches split 1:1, or uncabled when fabric is
+ * NULL). It is loaded by the ordinary YAML path under the XML's own name,
+ * so the template's relative nccl_topo resolves back to the file. */
+static int xml_wrapper(const char *path, uint32_t hosts, const char *fabric,
+                       uint32_t tiers, char **buf, size_t *len) {
+  FILE *f = open_memstream(buf, len);
+  if (!f) return TS_ENOMEM;
+  const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+  fprintf(f, "topsim: 1\nname: ");
+  yaml_quoted(f, base);
+  fprintf(f, "\nplanes:\n  - name: net\n    kind: backend\n");
+  if (!fabric) {
+    fprintf(f, "    bandwidth: 100Gb/s\n    latency: 1us\n");
+  } else {
+    fprintf(f, "    technology: %s\n    generator:\n      type: rail_optimized\n"
+            "      tiers: %u\n      leaf: {radix: 64}\n", fabric, tiers);
+    if (tiers >= 2) fprintf(f, "      spine: {radix: 64}\n");
+    if (tiers >= 3) fprintf(f, "      core: {radix: 64}\n");
+  }
+  fprintf(f, "templates:\n  node: {nccl_topo: ");
+  yaml_quoted(f, base);
+  fprintf(f, "}\nnodes:\n  - {name: node, template: node, count: %u", hosts);
+  if (tiers >= 2) fprintf(f, ", per_su: 32");
+  fprintf(f, "}\n");
+  return fclose(f) ? TS_ENOMEM : 0;
+}
+
+static int load_xml_tiers(const char *path, uint32_t hosts, const char *fabric,
+                          uint32_t tiers, ts_topo **out, ts_diag *d) {
+  char *buf = NULL, name[1200];
+  size_t len = 0;
+  /* The wrapper's own (unlikely) errors name it, not the XML's lines; the
+   * label has no '/', so nccl_topo still resolves beside the XML file. */
+  if (fabric) snprintf(name, sizeof name, "%s [as %u hosts on %s, %u tiers]", path,
+                       hosts, fabric, tiers);
+  else snprintf(name, sizeof name, "%s [as %u hosts]", path, hosts);
+  int rc = xml_wrapper(path, hosts, fabric, tiers, &buf, &len);
+  if (rc) rc = ts_diag_set(d, rc, path, 0, 0, "out of memory");
+  else rc = ts_topo_load_buffer(buf, len, name, out, d);
+  free(buf);
+  return rc;
+}
+
+int ts_topo_load_nccl_xml(const char *path, uint32_t hosts, const char *fabric,
+                          ts_topo **out, ts_diag *d) {
+  *out = NULL;
+  if (hosts < 1 || hosts > (1u << 22))
+    return ts_diag_set(d, TS_EUSAGE, NULL, 0, 0, "--hosts must be 1 to %u", 1u << 22);
+  if (!looks_like_xml(path)) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return ts_diag_set(d, TS_ENOINPUT, path, 0, 0, "cannot open");
+    fclose(f);
+    return ts_diag_set(d, TS_EUSAGE, NULL, 0, 0, "--hosts and --fabric apply "
+                       "to an NCCL topology XML; '%s' is not XML (a YAML "
+                       "topology gives its hosts under 'nodes')", path);
+  }
+  if (fabric && !topo_net_preset_find(fabric))
+    return ts_diag_set(d, TS_EUSAGE, NULL, 0, 0, "--fabric '%s' is not one of: %s",
+                       fabric, topo_net_preset_names());
+  if (!fabric) return load_xml_tiers(path, hosts, NULL, 0, out, d);
+  /* The fewest tiers the Clos sizing rules accept for this many hosts. */
+  int rc = TS_ESCHEMA;
+  for (uint32_t tiers = hosts <= 64 ? 1 : 2; tiers <= 3; tiers++) {
+    ts_diag_clear(d);
+    rc = load_xml_tiers(path, hosts, fabric, tiers, out, d);
+    if (rc != TS_ESCHEMA) break;
+  }
+  return rc;
+}
+
 int ts_topo_load_file(const char *path, ts_topo **out, ts_diag *d) {
   *out = NULL;
+  if (looks_like_xml(path)) return ts_topo_load_nccl_xml(path, 1, NULL, out, d);
   topo_ydoc *doc = NULL;
   int rc = topo_yaml_load_file(path, &doc, d);
   if (rc) return rc;

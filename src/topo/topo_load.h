@@ -34,6 +34,10 @@ typedef struct nic_group {
   link_params link;        /* host side (PCIe) */
   double speed;            /* port bytes/s per direction, achievable */
   bool rails;              /* label NIC i with rail i */
+  /* Per-NIC overrides filled by the NCCL XML importer (NULL: uniform). */
+  link_params *links;      /* host-side link of NIC i */
+  double *speeds;          /* port bytes/s (achievable) of NIC i */
+  const char **names;      /* local name of NIC i (owned by the topology) */
 } nic_group;
 
 typedef enum { NVL_NONE, NVL_SWITCH, NVL_PAIRS } nvl_mode;
@@ -59,6 +63,15 @@ typedef struct topo_tmpl {
   uint32_t *nvl_per_switch;/* NVLinks from each GPU to switch s */
   uint32_t (*pairs)[2];
   uint32_t pair_count;
+  /* Per-device detail only NCCL topology XML carries (topo_xml.c); NULL
+   * means the uniform value above, which is all YAML can say. */
+  int16_t *cpu_numa;       /* NUMA id of each CPU (default: its index) */
+  const char **cpu_affinity; /* cpuset mask of each CPU, owned by the topo */
+  bool cpu_mesh;           /* every CPU pair linked, not a chain */
+  link_params *pcie_links; /* uplink of each PCIe switch */
+  link_params *gpu_links;  /* uplink of each GPU */
+  uint32_t *pair_links;    /* NVLinks of each pair (default nvl_links) */
+  uint32_t *nvl_gpu_switch;/* [gpu * nvl_switches + s] NVLinks, 0 = none */
 } topo_tmpl;
 
 /* Per-plane parse results needed after hosts exist. */
@@ -106,6 +119,15 @@ void topo_template_size(const topo_tmpl *tm, uint64_t *devices, uint64_t *links)
 int topo_template_instantiate(topo_loader *L, const topo_tmpl *tm,
                               const char *name, int32_t host, int32_t rack,
                               int32_t su);
+/* Fills tm from an NCCL topology XML file (NCCL_TOPO_FILE format) for a
+ * template; nic_plane is the plane its NICs join (TS_NO_PLANE: none, an
+ * error if the file has NICs) and model_name, if not NULL, overrides the
+ * GPU model guessed from the file. Errors name the XML file and line. */
+int topo_xml_template(topo_loader *L, const char *path, uint16_t nic_plane,
+                      const char *model_name, topo_tmpl *tm);
+/* Frees the per-device arrays of tm (not tm itself). */
+void topo_tmpl_free_arrays(topo_tmpl *tm);
+
 /* Frees L->tmpls. */
 void topo_templates_free(topo_loader *L);
 

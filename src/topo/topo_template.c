@@ -297,6 +297,39 @@ static int parse_nvlink(topo_loader *L, const topo_ynode *m, topo_tmpl *tm) {
   return parse_per_switch(L, n, tm);
 }
 
+/* Directory of the YAML file + rel, unless rel is absolute. */
+static void resolve_path(const char *yaml, const char *rel, char *out, size_t len) {
+  const char *slash = strrchr(yaml, '/');
+  if (rel[0] == '/' || !slash) snprintf(out, len, "%s", rel);
+  else snprintf(out, len, "%.*s/%s", (int)(slash - yaml), yaml, rel);
+}
+
+/* `nccl_topo: FILE.xml`: the server comes from an NCCL topology dump; only
+ * the GPU model, the NIC plane, power and a description may be added. */
+static int parse_xml_template(topo_loader *L, const topo_ynode *m, topo_tmpl *tm) {
+  const sc_ctx *c = &L->sc;
+  static const char *const keys[] = {"nccl_topo", "gpu_model", "plane", "power",
+                                     "description", NULL};
+  const char *file, *model = NULL, *plane = NULL;
+  char what[160], path[1024];
+  snprintf(what, sizeof what, "template '%s' (with nccl_topo)", tm->name);
+  if (sc_check_keys(c, m, what, keys) || sc_str(c, m, "nccl_topo", true, &file) ||
+      sc_str(c, m, "gpu_model", false, &model) || sc_str(c, m, "plane", false, &plane))
+    return TS_ESCHEMA;
+  uint16_t p = TS_NO_PLANE;
+  for (uint32_t i = 0; !plane && i < L->t->plane_count && p == TS_NO_PLANE; i++)
+    if (L->t->planes[i].kind == TS_PLANE_BACKEND) p = (uint16_t)i;
+  if (plane) {
+    int k = ts_topo_plane_find(L->t, plane);
+    if (k < 0)
+      return sc_err(c, topo_ymap_get(m, "plane"), "plane '%s' is not declared "
+                    "under 'planes'", plane);
+    p = (uint16_t)k;
+  }
+  resolve_path(c->file, file, path, sizeof path);
+  return topo_xml_template(L, path, p, model, tm);
+}
+
 static int parse_one(topo_loader *L, const topo_ynode *key, const topo_ynode *m,
                      topo_tmpl *tm) {
   const sc_ctx *c = &L->sc;
@@ -304,8 +337,9 @@ static int parse_one(topo_loader *L, const topo_ynode *key, const topo_ynode *m,
   tm->model = UINT16_MAX;
   char what[160];
   snprintf(what, sizeof what, "template '%s'", key->str);
-  if (sc_expect_map(c, m, what) || sc_check_keys(c, m, what, tmpl_keys))
-    return TS_ESCHEMA;
+  if (sc_expect_map(c, m, what)) return TS_ESCHEMA;
+  if (topo_ymap_get(m, "nccl_topo")) return parse_xml_template(L, m, tm);
+  if (sc_check_keys(c, m, what, tmpl_keys)) return TS_ESCHEMA;
   const char *model = NULL;
   if (sc_str(c, m, "gpu_model", false, &model)) return TS_ESCHEMA;
   int64_t mi = model ? topo_nameidx_find(&L->model_idx, model) : -1;
@@ -345,16 +379,28 @@ int topo_templates_parse(topo_loader *L, const topo_ynode *map) {
   return 0;
 }
 
-void topo_templates_free(topo_loader *L) {
-  for (uint32_t i = 0; i < L->tmpl_count; i++) {
-    topo_tmpl *tm = &L->tmpls[i];
-    free(tm->pcie_attach);
-    free(tm->gpu_attach);
-    for (uint32_t g = 0; g < tm->nic_groups; g++) free(tm->nics[g].attach);
-    free(tm->nics);
-    free(tm->pairs);
-    free(tm->nvl_per_switch);
+void topo_tmpl_free_arrays(topo_tmpl *tm) {
+  free(tm->pcie_attach);
+  free(tm->gpu_attach);
+  for (uint32_t g = 0; g < tm->nic_groups; g++) {
+    free(tm->nics[g].attach);
+    free(tm->nics[g].links);
+    free(tm->nics[g].speeds);
+    free(tm->nics[g].names);
   }
+  free(tm->nics);
+  free(tm->pairs);
+  free(tm->nvl_per_switch);
+  free(tm->cpu_numa);
+  free(tm->cpu_affinity);
+  free(tm->pcie_links);
+  free(tm->gpu_links);
+  free(tm->pair_links);
+  free(tm->nvl_gpu_switch);
+}
+
+void topo_templates_free(topo_loader *L) {
+  for (uint32_t i = 0; i < L->tmpl_count; i++) topo_tmpl_free_arrays(&L->tmpls[i]);
   free(L->tmpls);
   L->tmpls = NULL;
   L->tmpl_count = 0;
@@ -400,10 +446,15 @@ static void add_cpus_and_pcie(ts_topo *t, const topo_tmpl *tm, const char *name,
     ts_node p = *base;
     p.kind = TS_NODE_CPU;
     p.local = p.numa = (int16_t)i;
-    topo_add_node(t, &p, "%s/cpu%u", name, i);
+    if (tm->cpu_numa) p.numa = tm->cpu_numa[i];
+    uint32_t id = topo_add_node(t, &p, "%s/cpu%u", name, i);
+    if (id != TOPO_BAD_ID && tm->cpu_affinity) topo_add_affinity(t, id, tm->cpu_affinity[i]);
   }
-  for (uint32_t i = 1; i < tm->cpus; i++) /* sockets in a chain: 0-1, 1-2 ... */
-    link_up(t, h->cpu0 + i, h->cpu0 + i - 1, &tm->cpu_link);
+  /* Sockets in a chain (0-1, 1-2 ...); NCCL XML: every pair, as NCCL
+   * itself joins every pair of CPUs with one SMP link. */
+  for (uint32_t i = 1; i < tm->cpus; i++)
+    for (uint32_t j = tm->cpu_mesh ? 0 : i - 1; j < i; j++)
+      link_up(t, h->cpu0 + i, h->cpu0 + j, &tm->cpu_link);
   h->pcie0 = t->node_count;
   for (uint32_t i = 0; i < tm->pcie_count; i++) {
     ts_node p = *base;
@@ -411,7 +462,9 @@ static void add_cpus_and_pcie(ts_topo *t, const topo_tmpl *tm, const char *name,
     p.local = (int16_t)i;
     p.numa = numa_of(t, h, tm->pcie_attach[i]);
     uint32_t id = topo_add_node(t, &p, "%s/pcie%u", name, i);
-    if (id != TOPO_BAD_ID) link_up(t, id, parent_id(h, tm->pcie_attach[i]), &tm->pcie_link);
+    if (id != TOPO_BAD_ID)
+      link_up(t, id, parent_id(h, tm->pcie_attach[i]),
+              tm->pcie_links ? &tm->pcie_links[i] : &tm->pcie_link);
   }
 }
 
@@ -425,7 +478,9 @@ static void add_gpus(ts_topo *t, const topo_tmpl *tm, const char *name,
     p.model = tm->model;
     p.numa = numa_of(t, h, tm->gpu_attach[i]);
     uint32_t id = topo_add_node(t, &p, "%s/gpu%u", name, i);
-    if (id != TOPO_BAD_ID) link_up(t, id, parent_id(h, tm->gpu_attach[i]), &tm->gpu_link);
+    if (id != TOPO_BAD_ID)
+      link_up(t, id, parent_id(h, tm->gpu_attach[i]),
+              tm->gpu_links ? &tm->gpu_links[i] : &tm->gpu_link);
   }
 }
 
@@ -440,22 +495,22 @@ static void add_nics(ts_topo *t, const topo_tmpl *tm, const char *name,
       p.plane = ng->plane;
       p.rail = ng->rails ? (int16_t)i : TS_NONE;
       p.numa = numa_of(t, h, ng->attach[i]);
-      uint32_t id = topo_add_node(t, &p, "%s/%s%u", name, ng->prefix, i);
+      uint32_t id = ng->names ? topo_add_node(t, &p, "%s/%s", name, ng->names[i])
+                              : topo_add_node(t, &p, "%s/%s%u", name, ng->prefix, i);
       if (id == TOPO_BAD_ID) return;
-      t->port_bw[id] = ng->speed;
-      link_up(t, id, parent_id(h, ng->attach[i]), &ng->link);
+      t->port_bw[id] = ng->speeds ? ng->speeds[i] : ng->speed;
+      link_up(t, id, parent_id(h, ng->attach[i]), ng->links ? &ng->links[i] : &ng->link);
     }
   }
 }
 
 static void add_nvlink(ts_topo *t, const topo_tmpl *tm, const char *name,
                        const ts_node *base, const host_ids *h) {
-  uint16_t w = (uint16_t)tm->nvl_links;
-  if (tm->nvl == NVL_PAIRS) {
-    for (uint32_t i = 0; i < tm->pair_count; i++)
-      topo_add_link(t, h->gpu0 + tm->pairs[i][0], h->gpu0 + tm->pairs[i][1],
-                    TS_LINK_NVLINK, w, tm->nvl_bw * w, tm->nvl_lat, TS_NO_PLANE);
-    return;
+  /* YAML gives pairs or switches; NCCL XML may give both. */
+  for (uint32_t i = 0; i < tm->pair_count; i++) {
+    uint16_t w = (uint16_t)(tm->pair_links ? tm->pair_links[i] : tm->nvl_links);
+    topo_add_link(t, h->gpu0 + tm->pairs[i][0], h->gpu0 + tm->pairs[i][1],
+                  TS_LINK_NVLINK, w, tm->nvl_bw * w, tm->nvl_lat, TS_NO_PLANE);
   }
   for (uint32_t s = 0; tm->nvl == NVL_SWITCH && s < tm->nvl_switches; s++) {
     ts_node p = *base;
@@ -465,10 +520,14 @@ static void add_nvlink(ts_topo *t, const topo_tmpl *tm, const char *name,
     p.flags = tm->nvls ? TS_NODE_F_NVLS : 0;
     uint32_t sw = topo_add_node(t, &p, "%s/nvsw%u", name, s);
     if (sw == TOPO_BAD_ID) return;
-    uint16_t ws = (uint16_t)tm->nvl_per_switch[s];
-    for (uint32_t g = 0; g < tm->gpu_count; g++)
-      topo_add_link(t, h->gpu0 + g, sw, TS_LINK_NVLINK, ws, tm->nvl_bw * ws,
-                    tm->nvl_lat, TS_NO_PLANE);
+    for (uint32_t g = 0; g < tm->gpu_count; g++) {
+      uint16_t ws = (uint16_t)(tm->nvl_gpu_switch
+                                   ? tm->nvl_gpu_switch[g * tm->nvl_switches + s]
+                                   : tm->nvl_per_switch[s]);
+      if (ws)
+        topo_add_link(t, h->gpu0 + g, sw, TS_LINK_NVLINK, ws, tm->nvl_bw * ws,
+                      tm->nvl_lat, TS_NO_PLANE);
+    }
   }
 }
 

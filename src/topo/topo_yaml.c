@@ -568,6 +568,17 @@ int topo_yaml_parse(const char *buf, size_t len, const char *file,
   /* libyaml skips a BOM only when it detects the encoding, and detecting
    * would also admit UTF-16: pin UTF-8 and skip a UTF-8 BOM here. */
   size_t bom = buf && len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+  size_t lead = bom;
+  while (buf && lead < len && strchr(" \t\r\n", buf[lead])) lead++;
+  if (buf && lead < len && buf[lead] == '<') {
+    int line = 1, col = 1;
+    for (size_t i = bom; i < lead; i++, col++)
+      if (buf[i] == '\n') line++, col = 0;
+    topo_ydoc_free(doc);
+    return ts_diag_set(d, TS_ESYNTAX, file, line, col, "this is XML, not YAML: "
+                       "an NCCL topology dump (<system>) is read by `topsim topo "
+                       "FILE.xml` or a template's `nccl_topo: FILE.xml`");
+  }
   yp_state yp = {.arena = doc->arena, .doc = doc, .d = d,
                  .buf = buf ? buf + bom : "", .len = len - bom,
                  .skipped = bom};
