@@ -152,8 +152,38 @@ usage "give one of -g, --gpus and --nodes" "$topo" --op all_reduce -g 8 --nodes 
 "$bin" bench "$topo" --op all_reduce -g 16 -b 1M -e 1M | grep -q "^# nThread 1 nGpus 16 " \
   && ok || note "-g 16"
 
+# --alpha reaches collectives: an 8-byte ring all-reduce on one DGX A100
+# is 2(p-1) = 14 steps of (alpha + 2 x 200 ns NVLink hops) = 14 x 0.4 us =
+# 5.60 us with --alpha 0us, 14 x 1.4 us = 19.60 us with 1us.
+for a in 0us:5.60 1us:19.60; do
+  us=$("$bin" bench "$src/topologies/dgx-a100.yaml" --op all_reduce -b 8 -e 8 \
+       --algo ring --proto Simple --alpha "${a%%:*}" | awk '$1 == 8 {print $6}')
+  [ "$us" = "${a#*:}" ] && ok || note "--alpha ${a%%:*}: ring time $us us, want ${a#*:}"
+done
 "$bin" bench "$src/no/such.yaml" --pattern permutation >/dev/null 2>&1
 [ $? -eq 66 ] && ok || note "missing topology should exit 66"
+# MoE dispatch/combine from the routing model: the hand-worked example of
+# tests/test_work.c (test_moe_matrix): 4 ranks on 2 DGX nodes, 4 experts,
+# top-2, 300 tokens of hidden 128: per rank 67,200 bytes over NVLink
+# (33,600 own + 33,600 forwarded) and 57,600 over RDMA; FP8 dispatch sends
+# 132 instead of 256 bytes a token (57,600 x 132/256 = 29,700); combine is
+# the transpose in bf16, so its means equal the bf16 dispatch's.
+moe="--gpus 0,1,8,9 --moe tokens=300,hidden=128,topk=2,experts=4"
+for spec in "moe_dispatch::67200:57600" "moe_dispatch:,dtype=fp8:34650:29700" \
+            "moe_combine:,dtype=fp8:67200:57600"; do
+  IFS=: read -r op extra nvl rdma <<<"$spec"
+  "$bin" bench "$topo" --op "$op" $moe$extra --json | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+assert d['nvl_bytes_per_rank'] == $nvl and d['rdma_bytes_per_rank'] == $rdma, d
+assert d['nodes'] == 2 and d['bottleneck'] == 'rdma' and d['rdma_GBps'] > 0, d
+" && ok || note "$op$extra: bytes per rank"
+done
+out=$("$bin" bench "$topo" --op moe_dispatch --nodes 1 --moe experts=8,topk=2,tokens=512)
+grep -q "nvl$" <<<"$out" && ok || note "one node: NVLink is the bottleneck: $out"
+usage "--moe: 'foo' is not one of" "$topo" --op moe_dispatch --nodes 2 --moe foo=1
+usage "must be a multiple of the 3 GPUs" "$topo" --op moe_dispatch --gpus 0,1,8 --moe experts=4,topk=2
+
 "$bin" bench --help | grep -q "usage: topsim bench" && ok || note "bench --help"
 
 echo "$pass passed, $fail failed"

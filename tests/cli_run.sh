@@ -24,10 +24,11 @@ grep -q "^step time" <<<"$out" && grep -q "pipeline bubble" <<<"$out" && ok \
 "$bin" run "$ex/gpt3-175b-1024-a100.yaml" --global-batch 16 --set layers=16 \
   >/dev/null && ok || note "gpt3 example failed"
 
-# DeepSeek-V3 on 2,048 H800 shrunk to 128 GPUs (EP 8, PP 2, DP 64), 2 layers.
+# DeepSeek-V3 on 2,048 H800 shrunk to 128 GPUs (EP 8, PP 2, DP 64), 4 layers,
+# DualPipe with 4 micro-batches (2 per direction), FP8 dispatch, node-limited.
 "$bin" run "$ex/deepseek-v3-moe.yaml" --pp 2 --ep 8 --dp 64 --set gpus=128 \
   --set layers=4 --set first_stage_layers=2 --set last_stage_layers=2 \
-  --global-batch 128 >/dev/null && ok || note "deepseek example failed"
+  --global-batch 256 >/dev/null && ok || note "deepseek example failed"
 
 "$bin" run "${llama[@]}" --json | python3 -c '
 import json, sys
@@ -38,7 +39,15 @@ b = d["breakdown"]
 total = b["compute_s"] + sum(b["exposed_s"].values()) + b["bubble_s"] + b["idle_s"]
 assert abs(total - d["step_time_s"]) < 1e-9 * max(1, total), (total, d["step_time_s"])
 assert d["counters"]["net_bytes_sent"] == d["counters"]["net_bytes_delivered"]
-' && ok || note "--json does not parse or does not add up"
+t = d["config"]["training"]
+assert t["schedule"] == "1f1b" and t["recompute"] == "selective", t
+assert t["zero_stage"] == 1 and t["dp_mode"] == "zero" and t["micro_batch"] == 1, t
+assert t["global_batch"] == 16 and d["config"]["model"]["attention"] == "causal"
+assert d["config"]["parallelism"]["tp"] == 8
+assert all(k in d["cross_node_bytes_mean"] for k in ("tp", "cp", "ep", "pp", "dp"))
+' && ok || note "--json does not parse, add up or echo the configuration"
+"$bin" run "${llama[@]}" | grep -q "^recipe  .*schedule=1f1b.*recompute=selective" \
+  && ok || note "text report names the recipe"
 
 "$bin" run "${llama[@]}" --trace "$tmp/t.json" --trace-ranks 0-7,8 >/dev/null \
   && python3 -c '
@@ -75,6 +84,19 @@ err=$("$bin" run "${llama[@]}" --schedule sideways 2>&1 >/dev/null)
 [ $? -eq 65 ] && ok || note "bad schedule value: $err"
 err=$("$bin" run "${llama[@]}" --fidelity fluid 2>&1 >/dev/null)
 [ $? -eq 64 ] && grep -q "fidelity must be" <<<"$err" && ok || note "bad fidelity: $err"
+
+# The progress line lives on stderr only: stdout is the same with it forced
+# on or off, --quiet prints nothing, and --exact gives the same report as
+# the default shortcuts (docs/performance.md).
+a=$("$bin" run "${llama[@]}" --progress 2>/dev/null)
+b=$("$bin" run "${llama[@]}" --quiet 2>"$tmp/quiet.err")
+[ "$a" = "$b" ] && [ ! -s "$tmp/quiet.err" ] && ok || note "--progress/--quiet changed stdout or --quiet printed"
+c=$("$bin" run "${llama[@]}" --exact --quiet)
+[ "$b" = "$c" ] && ok || note "--exact differs from the default"
+# --alpha 0us shortens the step: every collective step loses its latency.
+t0=$("$bin" run "${llama[@]}" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["step_time_s"])')
+t1=$("$bin" run "${llama[@]}" --alpha 0us --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["step_time_s"])')
+python3 -c "import sys; sys.exit(0 if $t1 < $t0 else 1)" && ok || note "--alpha 0us: $t1 not below $t0"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

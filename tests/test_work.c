@@ -132,6 +132,7 @@ static void test_seed_tp_volume(void **st) {
 static void test_refuse_memory(void **st) {
   (void)st;
   ts_workload *w = load_text(seed_yaml);
+  set(w, "flash_attention", "false"); /* Korthikanti's unfused attention */
   ts_mem_breakdown b;
   assert_int_equal(ts_work_memory(w, 0, &b), 0);
   assert_int_equal(b.weights, 2ull * 4936894464ull);
@@ -144,7 +145,7 @@ static void test_refuse_memory(void **st) {
   assert_string_equal(msg,
       "pipeline stage 0 needs 132.4 GiB per GPU, HBM holds 74.5 GiB "
       "(A100-SXM4-80GB) on rank 0: over by 57.9 GiB (weights 9.2, grads "
-      "18.4, optimizer 55.2, activations 49.6 GiB)");
+      "18.4, optimizer 55.2, activations 49.6, buffers 0.0 GiB)");
   /* selective recompute drops 5as/h (20 of 33 per sbh): still too big;
    * ZeRO cannot help with dp = 1 */
   set(w, "recompute", "selective");
@@ -166,7 +167,8 @@ static void test_activation_formula(void **st) {
   ts_workload *w = load_text(
       "topsim: 1\nname: k\n"
       "model: {layers: 8, hidden: 4096, heads: 32, seq_len: 2048, vocab: 8}\n"
-      "training: {global_batch: 1, sequence_parallel: true}\n"
+      "training: {global_batch: 1, sequence_parallel: true, "
+      "flash_attention: false}\n"
       "parallelism: {tp: 8}\n");
   ts_mem_breakdown b;
   assert_int_equal(ts_work_memory(w, 0, &b), 0);
@@ -189,6 +191,112 @@ static void test_activation_formula(void **st) {
   assert_int_equal(ts_work_memory(w, 0, &z1), 0);
   assert_int_equal(z1.weights, z0.weights);
   assert_true(llabs((long long)z1.optimizer * 4 - (long long)z0.optimizer) < 8);
+  ts_workload_free(w);
+}
+
+/* Korthikanti et al. 2022, table 2: activation bytes per layer per
+ * micro-batch, t = tensor parallel size, unfused attention with dropout:
+ *   no parallelism             sbh(34 + 5as/h)
+ *   TP                         sbh(10 + 24/t + 5as/(ht))
+ *   TP + SP                    sbh(34/t + 5as/(ht))
+ *   TP + selective             sbh(10 + 24/t)
+ *   TP + SP + selective        sbh(34/t)
+ *   full recompute             2sbh
+ * GPT-3 175B: h 12288, a 96, s 2048, b 1, t 8: sbh = 25,165,824 and
+ * 5as/h = 80, so the factors are 114, 23, 14.25, 13, 4.25 and 2. One stage
+ * of 8 layers; vocabulary 8 keeps the fp32 logits (4sbV/t) a known tail.
+ * Without dropout the two 1-byte residual masks go (34 -> 32);
+ * FlashAttention replaces 5as/h by 4a/h (softmax statistics). Pipeline:
+ * stage 0 of 1F1B holds L layers' worth (p micro-batches of L/p layers);
+ * interleaved L(1 + (p-1)/(pv)). */
+static void test_korthikanti(void **st) {
+  (void)st;
+  ts_workload *w = load_text(
+      "topsim: 1\nname: k175\n"
+      "model: {layers: 8, hidden: 12288, heads: 96, seq_len: 2048, "
+      "vocab: 8}\n"
+      "training: {global_batch: 1, flash_attention: false}\n");
+  const double sbh = 2048.0 * 12288, L = 8, logits = 4.0 * 2048 * 8;
+  struct { const char *tp, *sp, *rc; double f; } row[] = {
+      {"1", "false", "none", 114},     {"8", "false", "none", 23},
+      {"8", "true", "none", 14.25},    {"8", "false", "selective", 13},
+      {"8", "true", "selective", 4.25}, {"8", "false", "full", 2},
+  };
+  ts_mem_breakdown b;
+  for (size_t i = 0; i < sizeof row / sizeof row[0]; i++) {
+    set(w, "tp", row[i].tp);
+    set(w, "sequence_parallel", row[i].sp);
+    set(w, "recompute", row[i].rc);
+    assert_int_equal(ts_work_memory(w, 0, &b), 0);
+    double want = L * sbh * row[i].f + logits / atof(row[i].tp);
+    assert_int_equal(b.activations, (uint64_t)want);
+  }
+  /* no dropout: 34 -> 32 (TP + SP + selective: 32/8 = 4) */
+  set(w, "dropout", "false");
+  set(w, "recompute", "selective");
+  set(w, "sequence_parallel", "true");
+  assert_int_equal(ts_work_memory(w, 0, &b), 0);
+  assert_int_equal(b.activations, (uint64_t)(L * sbh * 4 + logits / 8));
+  /* FlashAttention: 4a/h bytes of statistics, any recompute setting */
+  set(w, "flash_attention", "true");
+  set(w, "recompute", "none");
+  assert_int_equal(ts_work_memory(w, 0, &b), 0);
+  double fl = L * sbh * (4 + 4.0 * 96 / 12288 / 8) + logits / 8;
+  assert_true(fabs((double)b.activations - fl) < 1);
+  /* 1F1B over pp 4 with m = 8: stage 0 holds 4 micro-batches of 2 layers =
+   * L layers; interleaved v = 2: 11 chunks of 1 layer = L(1 + 3/8) */
+  set(w, "flash_attention", "false");
+  set(w, "dropout", "true");
+  set(w, "recompute", "selective");
+  set(w, "pp", "4");
+  set(w, "global_batch", "8");
+  assert_int_equal(ts_work_memory(w, 0, &b), 0);
+  assert_int_equal(b.activations, (uint64_t)(L * sbh * 4.25));
+  set(w, "schedule", "interleaved");
+  set(w, "virtual_stages", "2");
+  assert_int_equal(ts_work_memory(w, 0, &b), 0);
+  assert_int_equal(b.activations, (uint64_t)(L * (1 + 3.0 / 8) * sbh * 4.25));
+  ts_workload_free(w);
+}
+
+/* Megatron-LM's distributed optimizer (docs, "distrib_optimizer"): bytes
+ * per parameter with d data-parallel ranks: bf16 params + fp32 grads 18
+ * without it, 6 + 12/d with it; 16-bit grads 20 and 4 + 16/d (an fp32
+ * main-gradient copy joins the 12 optimizer bytes). Seed model, tp 8:
+ * P = 4,936,894,464 per GPU; d = 4. fsdp shards like the distributed
+ * optimizer over the gradient group; hsdp over its shard group (2 here). */
+static void test_distributed_optimizer_bytes(void **st) {
+  (void)st;
+  ts_workload *w = load_text(seed_yaml);
+  const uint64_t P = 4936894464ull;
+  set(w, "dp", "4");
+  set(w, "global_batch", "4");
+  ts_mem_breakdown b;
+  assert_int_equal(ts_work_memory(w, 0, &b), 0);
+  assert_int_equal(b.weights + b.grads + b.optimizer, 18 * P);
+  set(w, "grad_dtype", "bf16");
+  assert_int_equal(ts_work_memory(w, 0, &b), 0);
+  assert_int_equal(b.weights + b.grads + b.optimizer, 20 * P);
+  set(w, "distributed_optimizer", "true");
+  assert_int_equal(ts_work_memory(w, 0, &b), 0);
+  assert_int_equal(b.weights + b.grads + b.optimizer, 4 * P + 16 * P / 4);
+  set(w, "grad_dtype", "fp32");
+  assert_int_equal(ts_work_memory(w, 0, &b), 0);
+  assert_int_equal(b.weights + b.grads + b.optimizer, 6 * P + 12 * P / 4);
+  set(w, "distributed_optimizer", "false");
+  set(w, "dp_mode", "fsdp");
+  assert_int_equal(ts_work_memory(w, 0, &b), 0);
+  assert_int_equal(b.weights + b.grads + b.optimizer, 6 * P + 12 * P / 4);
+  set(w, "dp_mode", "hsdp");
+  set(w, "shard_group", "2");
+  assert_int_equal(ts_work_memory(w, 0, &b), 0);
+  assert_int_equal(b.optimizer, 12 * P / 2);
+  set(w, "shard_group", "3");
+  ts_topo *t = tu_load("topologies/dgx-a100.yaml");
+  char msg[800];
+  assert_int_equal(map_err(w, t, msg, sizeof msg), TS_EINVALID);
+  assert_non_null(strstr(msg, "shard_group = 3 must divide"));
+  ts_topo_free(t);
   ts_workload_free(w);
 }
 
@@ -251,6 +359,186 @@ static void test_mapping_labels(void **st) {
   assert_int_equal(ts_mapping_warning_count(m), 1);
   assert_non_null(strstr(ts_mapping_warning(m, 0), "span more than one NVLink"));
   ts_mapping_free(m);
+  ts_topo_free(t);
+  ts_workload_free(w);
+}
+
+/* Gradient reduction once per step. TP 8 x PP 4 x DP 4 on 128 GPUs of the
+ * 1-SU SuperPOD, m = 8 micro-batches, P parameters per GPU of stage 0
+ * (weights / 2), fp32 gradients. Bytes sent per GPU per step (buckets of
+ * 160 MB round each term by < 1 byte per bucket):
+ *   ZeRO-2  8 x RS(4P) + AG(2P) over DP 4     = 8 x 3P + 1.5P = 25.5P
+ *   fsdp    RS(4P) + AG(2P) over DP 4 once     = 3P + 1.5P     = 4.5P
+ *   hsdp 2  RS(4P) + AG(2P) over shard 2       = 2P + P        = 3P
+ *           + AR(4P/2) over replica 2          = 2P
+ * where RS and AG of S over p send (p-1)/p S and AR 2(p-1)/p S. */
+static void test_dp_modes(void **st) {
+  (void)st;
+  ts_workload *w = load_text(label_yaml);
+  ts_topo *t = tu_load("topologies/superpod-a100-1su.yaml");
+  set(w, "dp", "4");
+  set(w, "global_batch", "32");
+  set(w, "gpus", "128");
+  const char *mode[3] = {"zero", "fsdp", "hsdp"};
+  double want_grad[3] = {25.5, 4.5, 0}, want_shard[3] = {0, 0, 3};
+  double want_rep[3] = {0, 0, 2};
+  for (int i = 0; i < 3; i++) {
+    set(w, "zero_stage", i == 0 ? "2" : "0");
+    set(w, "dp_mode", mode[i]);
+    if (i == 2) set(w, "shard_group", "2");
+    ts_mapping *m = map_ok(w, t);
+    ts_mem_breakdown b;
+    assert_int_equal(ts_work_memory(w, 0, &b), 0);
+    double P = (double)b.weights / 2; /* weights are unsharded in all */
+    ts_comm_desc *c;
+    size_t n;
+    assert_int_equal(ts_work_comm(w, m, 0, &c, &n), 0);
+    ts_comm_volume v;
+    ts_work_comm_volume(c, n, &v);
+    free(c);
+    assert_true(fabs(v.per_step[TS_GROUP_GRAD] - want_grad[i] * P) < 64);
+    assert_true(fabs(v.per_step[TS_GROUP_SHARD] - want_shard[i] * P) < 64);
+    assert_true(fabs(v.per_step[TS_GROUP_REPLICA] - want_rep[i] * P) < 64);
+    if (i == 2) { /* shard groups: grad members 0-1 and 2-3 */
+      assert_int_equal(ts_mapping_group_size(m, TS_GROUP_SHARD), 2);
+      assert_int_equal(ts_mapping_group_size(m, TS_GROUP_REPLICA), 2);
+      uint32_t g = ts_mapping_rank(m, 0)->group[TS_GROUP_GRAD];
+      assert_int_equal(ts_mapping_group_member(m, TS_GROUP_SHARD, 0, 1),
+                       ts_mapping_group_member(m, TS_GROUP_GRAD, g, 1));
+      assert_int_equal(ts_mapping_group_member(m, TS_GROUP_REPLICA, 0, 1),
+                       ts_mapping_group_member(m, TS_GROUP_GRAD, g, 2));
+    }
+    ts_mapping_free(m);
+  }
+  /* ZeRO-2's per-micro-batch reduce-scatter contradicts "once per step" */
+  set(w, "zero_stage", "2");
+  char msg[800];
+  assert_int_equal(map_err(w, t, msg, sizeof msg), TS_EINVALID);
+  assert_non_null(strstr(msg, "dp_mode hsdp reduces gradients once per step"));
+  ts_topo_free(t);
+  ts_workload_free(w);
+}
+
+/* Interleaved with uneven first/last stages (Llama 3 405B: 126 layers,
+ * PP 16, first = last = 7; here v = 4). Stage 0 splits 7 as 1,2,2,2 (the
+ * short chunk first, with the embedding), stage 15 as 2,2,2,1, the 14
+ * others 8 as 2,2,2,2. Virtual stages run chunk-major (g = c*16 + s), so
+ * rounds hold 31, 32, 32, 31 layers: stage 0 owns layers 0, 31-32, 63-64,
+ * 95-96 and stage 15 ends with layer 125 alone. */
+static void test_interleaved_uneven(void **st) {
+  (void)st;
+  ts_workload *w = load_text(
+      "topsim: 1\nname: l3\n"
+      "model: {layers: 126, hidden: 256, heads: 8, seq_len: 128, vocab: 128}\n"
+      "training: {global_batch: 16, schedule: interleaved, virtual_stages: 4, "
+      "first_stage_layers: 7, last_stage_layers: 7}\n"
+      "parallelism: {pp: 16}\n");
+  int owner[126];
+  for (int i = 0; i < 126; i++) owner[i] = -1;
+  for (uint32_t sg = 0; sg < 16; sg++) {
+    ts_op *ops;
+    size_t n;
+    assert_int_equal(ts_work_ops(w, NULL, sg, 0, &ops, &n), 0);
+    for (size_t i = 0; i < n; i++) {
+      if (ops[i].phase != TS_PHASE_FWD || ops[i].kind != TS_OP_QKV) continue;
+      assert_true(ops[i].layer >= 0 && ops[i].layer < 126);
+      assert_int_equal(owner[ops[i].layer], -1); /* once */
+      owner[ops[i].layer] = (int)sg;
+    }
+    free(ops);
+  }
+  int want0[] = {0, 31, 32, 63, 64, 95, 96}, n0 = 0;
+  for (int i = 0; i < 126; i++) {
+    assert_true(owner[i] >= 0);
+    n0 += owner[i] == 0;
+  }
+  assert_int_equal(n0, 7);
+  for (int i = 0; i < 7; i++) assert_int_equal(owner[want0[i]], 0);
+  assert_int_equal(owner[125], 15);
+  assert_int_equal(owner[124], 14);
+  /* 8 layers per other stage do not split over v = 3 */
+  set(w, "virtual_stages", "3");
+  ts_op *ops;
+  size_t n;
+  assert_int_equal(ts_work_ops(w, NULL, 0, 0, &ops, &n), TS_EINVALID);
+  ts_workload_free(w);
+}
+
+/* MoE dispatch matrix, worked by hand: 4 ranks on 2 nodes (hosts 0 0 1 1),
+ * 4 experts (one per rank), top-2, uniform, 300 tokens of h = 128 bf16
+ * (256 bytes). share_j = 1/4: a token reaches rank j with 1 - (3/4)^2 =
+ * 7/16 and a node with 1 - (1/2)^2 = 3/4. From rank 0:
+ *   to rank 1 (same node, NVLink)      300 x 7/16 x 256 = 33,600
+ *   to node 1 via rank 2 (same local)  300 x 3/4  x 256 = 57,600 (RDMA)
+ *   rank 2 forwards to rank 3          300 x 7/16 x 256 = 33,600
+ * so [2][3] = 33,600 (rank 2's own) + 33,600 (forwarded for rank 0), and
+ * alike [0][1], [1][0], [3][2] (node 0 forwards for ranks 2 and 3): every
+ * rank sends 33,600 x 2 + 57,600 = 124,800: 499,200 in all, 230,400
+ * across nodes. Node limit M = 1: D = 2 x 3/4 = 1.5 nodes, own 3/4, so
+ * remote copies fall from 0.75 to 0.25: cross and forwarded bytes / 3.
+ * FP8 dispatch: 128 + 4 bytes (one fp32 scale per 128) instead of 256.
+ * Combine is the transpose. */
+static void test_moe_matrix(void **st) {
+  (void)st;
+  ts_moe_route r = {300, 128, 2, 4, 0, 0, 0};
+  int32_t hosts[4] = {0, 0, 1, 1};
+  uint64_t m[16], t[16];
+  assert_int_equal(ts_moe_matrix(&r, hosts, 4, 0, m), 0);
+  uint64_t want[16] = {0, 67200, 57600, 0,       67200, 0, 0, 57600,
+                       57600, 0, 0, 67200,       0, 57600, 67200, 0};
+  for (int i = 0; i < 16; i++) assert_int_equal(m[i], want[i]);
+  uint64_t sum = 0, cross = 0;
+  for (int i = 0; i < 16; i++) {
+    sum += m[i];
+    if (hosts[i / 4] != hosts[i % 4]) cross += m[i];
+  }
+  assert_int_equal(sum, 499200);
+  assert_int_equal(cross, 230400);
+  assert_int_equal(ts_moe_matrix(&r, hosts, 4, 1, t), 0);
+  for (int i = 0; i < 4; i++)
+    for (int j = 0; j < 4; j++) assert_int_equal(t[i * 4 + j], m[j * 4 + i]);
+  r.node_limit = 1;
+  assert_int_equal(ts_moe_matrix(&r, hosts, 4, 0, m), 0);
+  assert_int_equal(m[2], 19200);      /* 57,600 / 3 */
+  assert_int_equal(m[1], 33600 + 11200); /* own NVLink part unchanged */
+  assert_int_equal(m[2 * 4 + 3], 33600 + 11200);
+  r.node_limit = 0;
+  r.fp8 = 1;
+  assert_int_equal(ts_moe_matrix(&r, hosts, 4, 0, m), 0);
+  assert_int_equal(m[1], 2 * (300ull * 7 * 132 / 16)); /* 2 x 17,325 */
+  assert_int_equal(m[2], 300ull * 3 * 132 / 4);
+  r.experts = 6; /* not a multiple of 4 ranks */
+  assert_int_equal(ts_moe_matrix(&r, hosts, 4, 0, m), TS_EINVALID);
+}
+
+/* Cross-node bytes of ring collectives: a group over H hosts has H of its
+ * p ring edges between hosts (NCCL orders rings by host), so H/p of the
+ * bytes leave the host. TP 8 x PP 4 x DP 5 on the 1-SU SuperPOD: a TP group
+ * is one node (nothing leaves), a DP group spans 5 nodes (5/5: all of
+ * it). With order dp-tp-cp-pp DP is innermost: a DP group is GPUs 0-4 of
+ * one node (nothing leaves) and a TP group takes every 5th GPU, 0, 5, ...
+ * 35, on nodes 0 0 1 1 2 3 3 4: H = 5 of p = 8, so 5/8 of TP bytes. */
+static void test_cross_node_rings(void **st) {
+  (void)st;
+  ts_workload *w = load_text(label_yaml);
+  set(w, "zero_stage", "1");
+  ts_topo *t = tu_load("topologies/superpod-a100-1su.yaml");
+  for (int k = 0; k < 2; k++) {
+    if (k) set(w, "order", "dp-tp-cp-pp");
+    ts_mapping *m = map_ok(w, t);
+    ts_comm_desc *c;
+    size_t n;
+    assert_int_equal(ts_work_comm(w, m, 0, &c, &n), 0);
+    ts_comm_volume v;
+    ts_work_comm_volume(c, n, &v);
+    free(c);
+    assert_true(v.per_step[TS_GROUP_TP] > 0 && v.per_step[TS_GROUP_GRAD] > 0);
+    uint64_t tp = k ? v.per_step[TS_GROUP_TP] * 5 / 8 : 0;
+    uint64_t dp = k ? 0 : v.per_step[TS_GROUP_GRAD];
+    assert_true(llabs((long long)(v.cross_node[TS_GROUP_TP] - tp)) < 1000);
+    assert_true(llabs((long long)(v.cross_node[TS_GROUP_GRAD] - dp)) < 1000);
+    ts_mapping_free(m);
+  }
   ts_topo_free(t);
   ts_workload_free(w);
 }
@@ -325,6 +613,8 @@ static void test_flops_megatron(void **st) {
       "model: {layers: 96, hidden: 12288, heads: 96, seq_len: 2048, vocab: 51200}\n"
       "training: {global_batch: 1536, micro_batch: 1}\n"
       "parallelism: {tp: 8, pp: 16, dp: 8}\n");
+  set(w, "attention", "full"); /* Narayanan's formula: no causal mask */
+  set(w, "flash_attention", "false");
   double B = 1536, s = 2048, l = 96, h = 12288, V = 51200;
   double f72 = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
   double f96 = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
@@ -345,6 +635,115 @@ static void test_flops_megatron(void **st) {
   ts_workload_free(w);
 }
 
+/* Defect (issue 16): with one pipeline stage the first and the last stage
+ * are the same, and the output layer and embedding were counted twice.
+ * GPT 1.3B-like: l 24, h 2048, s 2048, V 51200, B 8 on one stage. The
+ * logits term V/(12 l h) = 0.0868 of the layer FLOPs: counted twice it made
+ * the total 8% too high. Narayanan's closed form must hold within 1%, and
+ * the op list holds exactly one embedding and one logits op per pass. */
+static void test_flops_one_stage(void **st) {
+  (void)st;
+  ts_workload *w = load_text(
+      "topsim: 1\nname: gpt1b\n"
+      "model: {layers: 24, hidden: 2048, heads: 16, seq_len: 2048, "
+      "vocab: 51200}\n"
+      "training: {global_batch: 8, micro_batch: 1}\n");
+  set(w, "attention", "full");
+  set(w, "flash_attention", "false");
+  double B = 8, s = 2048, l = 24, h = 2048, V = 51200;
+  double f72 = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+  assert_true(fabs(ts_work_step_flops(w) / f72 - 1) < 0.01);
+  ts_op *ops;
+  size_t n;
+  assert_int_equal(ts_work_ops(w, NULL, 0, 0, &ops, &n), 0);
+  int logits[TS_PHASE_COUNT] = {0}, embed[TS_PHASE_COUNT] = {0};
+  for (size_t i = 0; i < n; i++) {
+    if (ops[i].kind == TS_OP_LOGITS) logits[ops[i].phase]++;
+    if (ops[i].kind == TS_OP_EMBED) embed[ops[i].phase]++;
+  }
+  assert_int_equal(logits[TS_PHASE_FWD], 1);
+  assert_int_equal(logits[TS_PHASE_BWD], 1);
+  assert_int_equal(embed[TS_PHASE_FWD], 1);
+  assert_int_equal(embed[TS_PHASE_BWD], 1);
+  free(ops);
+  ts_workload_free(w);
+}
+
+/* Causal attention computes s(s+1)/2 of the s^2 (query, key) pairs, so
+ * Narayanan's attention term s/(6h) becomes (s+1)/(12h):
+ *   full    72 B s l h^2 (1 + s/(6h)      + V/(12 l h))
+ *   causal  72 B s l h^2 (1 + (s+1)/(12h) + V/(12 l h))
+ * At 128K context (s 131072, h 8192: s/(6h) = 2.67) the attention is most of
+ * the work and causal masking nearly halves the step. Sliding window W:
+ * W(W+1)/2 + (s-W)W pairs; with full_attention_every k, layer l is global
+ * when (l+1) % k == 0. FlashAttention's backward recomputes the scores once
+ * (phase recompute, one attn_score op per layer), which is hardware, not
+ * model, FLOPs. */
+static void test_attention_mask(void **st) {
+  (void)st;
+  ts_workload *w = load_text(
+      "topsim: 1\nname: long\n"
+      "model: {layers: 8, hidden: 8192, heads: 64, seq_len: 131072, "
+      "vocab: 51200}\n"
+      "training: {global_batch: 1, flash_attention: false}\n"
+      "parallelism: {tp: 8, cp: 8}\n");
+  double B = 1, s = 131072, l = 8, h = 8192, V = 51200;
+  double base = 72 * B * s * l * h * h;
+  double causal = base * (1 + (s + 1) / (12 * h) + V / (12 * l * h));
+  double full = base * (1 + s / (6 * h) + V / (12 * l * h));
+  assert_true(fabs(ts_work_step_flops(w) / causal - 1) < 0.01);
+  set(w, "attention", "full");
+  assert_true(fabs(ts_work_step_flops(w) / full - 1) < 0.01);
+  /* layer 0 attn_score on one GPU: 2 b pairs/cp q/t */
+  set(w, "attention", "causal");
+  set(w, "sliding_window", "4096");
+  set(w, "full_attention_every", "2");
+  ts_op *ops;
+  size_t n;
+  assert_int_equal(ts_work_ops(w, NULL, 0, 0, &ops, &n), 0);
+  double win = 4096.0 * 4097 / 2 + (s - 4096) * 4096, glob = s * (s + 1) / 2;
+  double want[2] = {2 * win / 8 * h / 8, 2 * glob / 8 * h / 8};
+  int seen = 0, rec = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (ops[i].kind != TS_OP_ATTN_SCORE || ops[i].layer > 1) continue;
+    if (ops[i].phase == TS_PHASE_FWD) {
+      assert_true(fabs(ops[i].flops / want[ops[i].layer] - 1) < 1e-12);
+      seen++;
+    }
+    rec += ops[i].phase == TS_PHASE_RECOMPUTE;
+  }
+  assert_int_equal(seen, 2);
+  assert_int_equal(rec, 0); /* unfused, no recompute */
+  free(ops);
+  set(w, "flash_attention", "true");
+  assert_int_equal(ts_work_ops(w, NULL, 0, 0, &ops, &n), 0);
+  double fwd0 = 0, rec0 = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (ops[i].layer != 0) continue;
+    if (ops[i].phase == TS_PHASE_RECOMPUTE) {
+      assert_int_equal(ops[i].kind, TS_OP_ATTN_SCORE);
+      rec0 += ops[i].flops;
+      rec++;
+    }
+    if (ops[i].phase == TS_PHASE_FWD && ops[i].kind == TS_OP_ATTN_SCORE)
+      fwd0 = ops[i].flops;
+  }
+  assert_int_equal(rec, 1); /* one score recompute in layer 0 */
+  assert_true(fabs(rec0 - fwd0) < 1);
+  /* model FLOPs leave the kernel's recompute out */
+  assert_true(ts_work_step_flops(w) > ts_work_step_model_flops(w) * 1.01);
+  free(ops);
+  /* a window needs the causal mask */
+  set(w, "attention", "full");
+  ts_topo *t = tu_load("topologies/dgx-a100.yaml");
+  char msg[800];
+  set(w, "cp", "1");
+  assert_int_equal(map_err(w, t, msg, sizeof msg), TS_EINVALID);
+  assert_non_null(strstr(msg, "sliding_window = 4096 needs attention: causal"));
+  ts_topo_free(t);
+  ts_workload_free(w);
+}
+
 /* Roofline of layer 0 forward of the seed model on an A100 (312 TFLOP/s,
  * 2039 GB/s; efficiencies gemm 0.7, attention 0.5, memory 0.8), T = 4096
  * tokens, h = 8192, t = 8, f = 4h (FLOPs, bytes as in work_compute.c):
@@ -361,6 +760,7 @@ static void test_flops_megatron(void **st) {
 static void test_roofline_layer(void **st) {
   (void)st;
   ts_workload *w = load_text(seed_yaml);
+  set(w, "attention", "full");
   ts_gpu_model a100 = {"A100", 312e12, 0, 80000000000ull, 2039e9};
   ts_op *ops;
   size_t n;
@@ -445,7 +845,8 @@ static void test_moe_node_limited(void **st) {
   assert_int_equal(ts_work_comm(w, m, 0, &c, &n), 0);
   ts_work_comm_volume(c, n, &lim_v);
   free(c);
-  uint64_t ep_free = free_v.cross_node_per_step, ep_lim = lim_v.cross_node_per_step;
+  uint64_t ep_free = free_v.cross_node[TS_GROUP_EP];
+  uint64_t ep_lim = lim_v.cross_node[TS_GROUP_EP];
   assert_true(ep_lim < ep_free);
   assert_true(fabs((double)ep_lim / (double)ep_free - 0.477658) < 1e-4);
   /* skew: Zipf exponent 1 makes EP rank 0 (experts 0-3) the hot one */
@@ -490,7 +891,7 @@ static void test_overrides(void **st) {
   assert_string_equal(d.msg, "unknown workload key 'nope'");
   assert_int_equal(ts_workload_override(w, "schedule", "zigzag", &d), TS_ESCHEMA);
   assert_string_equal(d.msg, "'schedule' = 'zigzag' is not one of: gpipe, 1f1b, "
-                             "interleaved");
+                             "interleaved, dualpipe");
   assert_int_equal(ts_workload_override(w, "dp_bucket_size", "25", &d),
                    TS_ESCHEMA);
   assert_non_null(strstr(d.msg, "has no unit"));
@@ -646,6 +1047,14 @@ int main(void) {
       cmocka_unit_test(test_mapping_labels),
       cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_flops_megatron),
+      cmocka_unit_test(test_flops_one_stage),
+      cmocka_unit_test(test_cross_node_rings),
+      cmocka_unit_test(test_moe_matrix),
+      cmocka_unit_test(test_interleaved_uneven),
+      cmocka_unit_test(test_dp_modes),
+      cmocka_unit_test(test_korthikanti),
+      cmocka_unit_test(test_distributed_optimizer_bytes),
+      cmocka_unit_test(test_attention_mask),
       cmocka_unit_test(test_roofline_layer),
       cmocka_unit_test(test_moe_node_limited),
       cmocka_unit_test(test_overrides),

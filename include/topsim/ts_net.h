@@ -169,6 +169,14 @@ double ts_net_dir_bandwidth(const ts_net *net, uint32_t dir);
 int ts_net_dir_stats_get(const ts_net *net, uint32_t dir,
                          ts_net_dir_stats *out);
 
+/* Adds traffic simulated elsewhere to direction dir's counters: bytes,
+ * busy time and a peak flow count (kept if higher). For a caller that
+ * reuses the result of an isolated run of the same traffic (ts_exec's
+ * step fast path) instead of replaying it; the rates of flows crossing
+ * dir are not touched. TS_EINVALID if dir is out of range. */
+int ts_net_dir_account(ts_net *net, uint32_t dir, uint64_t bytes,
+                       ts_time_ps busy, uint32_t peak_flows);
+
 /* Copies the global counters to *out. */
 void ts_net_stats_get(const ts_net *net, ts_net_stats *out);
 

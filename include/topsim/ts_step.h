@@ -49,6 +49,18 @@ typedef enum ts_step_dim {
 /* Streams of a rank in the trace (tid = rank * TS_STEP_STREAMS + stream). */
 enum { TS_STEP_STREAM_COMPUTE = 0, TS_STEP_STREAMS = 1 + TS_DIM_COUNT };
 
+/* Where a running step is, for a progress line (ts_step_opts.progress). */
+typedef struct ts_step_progress {
+  ts_time_ps sim_time;   /* engine clock */
+  double done;           /* instructions executed / all ranks' total */
+  uint32_t micro, microbatches; /* rank 0's current micro-batch, of */
+  uint64_t events;       /* engine events so far */
+  double wall_s;         /* since the run started */
+  double eta_s;          /* wall seconds left at the pace so far, or < 0 */
+} ts_step_progress;
+
+typedef void (*ts_step_progress_fn)(void *ctx, const ts_step_progress *p);
+
 typedef struct ts_step_opts {
   ts_net_config net;     /* fidelity (flow / chunk) */
   ts_route_opts route;   /* PXN or not */
@@ -57,9 +69,20 @@ typedef struct ts_step_opts {
                                   fail/degrade on top of state, stragglers,
                                   timed failures; borrowed */
   int free_comm;         /* 1: every collective and send takes zero time */
+  int64_t alpha_ps;      /* >= 0: per-step latency of every collective
+                            and pipeline send, every protocol (pure
+                            bandwidth at 0); < 0: NCCL's (default) */
+  int exact;             /* 1: no shortcuts: every collective of every
+                            group through the network model (0: groups
+                            that provably own their links replay one
+                            isolated run per distinct collective; same
+                            times, docs/performance.md) */
   uint32_t compact_min;  /* groups of at least this size run the compact
                             ring (O(p) flows); smaller ones ts_coll auto.
                             Default 16. */
+  ts_step_progress_fn progress; /* called about every 0.25 wall seconds
+                                  while running (NULL: never) */
+  void *progress_ctx;
   const uint32_t *trace_ranks; /* ranks whose slices are recorded */
   uint32_t ntrace_ranks;       /* 0: record nothing */
 } ts_step_opts;
@@ -124,6 +147,8 @@ typedef struct ts_step_result {
   double cross_node_mean[TS_DIM_COUNT];  /* of which leaving the host */
   uint64_t collectives;       /* collective instances run */
   uint64_t transfers, wire_bytes; /* ts_exec counters */
+  uint64_t replayed;          /* collectives replayed from an isolated run
+                                 (0 with opts.exact) */
   ts_step_link top[TS_STEP_TOP_LINKS];
   uint32_t ntop;
   ts_net_stats net;

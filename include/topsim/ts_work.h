@@ -41,6 +41,8 @@ typedef enum ts_group {
   TS_GROUP_PP,
   TS_GROUP_GRAD,        /* dense gradients: DP x CP */
   TS_GROUP_EXPERT_GRAD, /* expert gradients: (DP / EP) x CP */
+  TS_GROUP_SHARD,       /* HSDP: consecutive shard_group members of GRAD */
+  TS_GROUP_REPLICA,     /* HSDP: same shard index across shard groups */
   TS_GROUP_COUNT
 } ts_group;
 
@@ -56,8 +58,12 @@ typedef struct ts_rank_label {
   uint32_t index[TS_GROUP_COUNT];   /* rank within that group */
 } ts_rank_label;
 
+/* Bytes per GPU. buffers: transient working tensors at the peak (gathered
+ * sequence-parallel input, pipeline receive buffers, ZeRO-3 gathered
+ * layers, MoE dispatch/combine buffers). total = the sum of the five. */
 typedef struct ts_mem_breakdown {
-  uint64_t weights, grads, optimizer, activations, total; /* bytes per GPU */
+  uint64_t weights, grads, optimizer, activations, total;
+  uint64_t buffers;
 } ts_mem_breakdown;
 
 typedef enum ts_phase {
@@ -105,7 +111,9 @@ typedef struct ts_comm_desc {
   uint32_t repeat;       /* occurrences per step */
   uint64_t bytes;
   uint64_t sent;         /* bytes this rank sends per occurrence */
-  uint64_t sent_cross_node; /* part of sent leaving the host (EP, PP) */
+  uint64_t sent_cross_node; /* part of sent leaving the host: EP from the
+                               routing, PP from the peer's host, rings H/p
+                               of sent for a group over H hosts */
 } ts_comm_desc;
 
 /* Bytes one rank sends, summed by group kind. */
@@ -113,6 +121,7 @@ typedef struct ts_comm_volume {
   uint64_t per_microbatch[TS_GROUP_COUNT]; /* descriptors marked per micro-batch, once */
   uint64_t per_step[TS_GROUP_COUNT];       /* everything, times repeat */
   uint64_t cross_node_per_step;
+  uint64_t cross_node[TS_GROUP_COUNT];     /* per step, leaving the host */
 } ts_comm_volume;
 
 /* ---- workload input ---------------------------------------------------- */
@@ -150,6 +159,21 @@ uint32_t ts_workload_parallel(const ts_workload *w, ts_group g);
 uint32_t ts_workload_microbatches(const ts_workload *w);
 /* Sequences per step (training.global_batch). */
 uint32_t ts_workload_global_batch(const ts_workload *w);
+
+/* One effective setting (defaults and derived values filled in, as the
+ * models use them): section and key as in the file, value typed. */
+typedef enum ts_setting_kind { TS_SET_INT, TS_SET_REAL, TS_SET_BOOL,
+                               TS_SET_STRING } ts_setting_kind;
+typedef struct ts_setting {
+  const char *section, *key;  /* static strings */
+  ts_setting_kind kind;
+  double num;                 /* INT, REAL, BOOL (0/1) */
+  char str[64];               /* STRING (enum name, order); also num as text */
+} ts_setting;
+
+/* The effective value of every workload key (the placement list excepted),
+ * in file order, into out[0..max); returns how many there are. */
+size_t ts_workload_settings(const ts_workload *w, ts_setting *out, size_t max);
 
 /* ---- mapping ------------------------------------------------------------ */
 
@@ -201,6 +225,31 @@ int ts_work_comm(const ts_workload *w, const ts_mapping *m, uint32_t rank,
                  ts_comm_desc **out, size_t *n);
 /* Sums descriptors into per-group volumes. */
 void ts_work_comm_volume(const ts_comm_desc *c, size_t n, ts_comm_volume *v);
+
+/* ---- MoE dispatch/combine traffic (DeepEP-style) ---------------------- */
+
+/* One expert-parallel all-to-all: every one of n ranks routes `tokens`
+ * tokens of `hidden` elements to top_k of `experts` experts (laid out
+ * contiguously, experts / n per rank), expert e drawn with probability
+ * proportional to (e+1)^-skew; node_limit M > 0 lets a token reach at most
+ * M nodes (DeepSeek-V3). fp8: 1 byte per element plus an fp32 scale per
+ * 128 (dispatch only; combine is bf16, 2 bytes). */
+typedef struct ts_moe_route {
+  uint32_t tokens, hidden, top_k, experts, node_limit;
+  double skew;
+  int fp8;
+} ts_moe_route;
+
+/* Fills matrix[n*n] ([src*n + dst] bytes) for a dispatch (combine = 0) or
+ * a combine (its transpose, bf16), DeepEP's normal kernels: a token goes
+ * once to each rank of its node that holds one of its experts (NVLink); to
+ * a remote node once, to the rank there with the sender's local index
+ * (RDMA), which forwards it over NVLink to that node's other ranks that
+ * need it. P(token reaches a set with share P) = 1 - (1 - P)^top_k.
+ * hosts[i] labels rank i's node. 0, or TS_EINVALID (experts not divisible
+ * by n, top_k > experts, zero sizes). */
+int ts_moe_matrix(const ts_moe_route *r, const int32_t *hosts, uint32_t n,
+                  int combine, uint64_t *matrix);
 
 const char *ts_group_name(ts_group g);
 const char *ts_op_kind_name(ts_op_kind k);

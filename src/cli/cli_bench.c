@@ -14,6 +14,7 @@
 #include "cli/cli_faults.h"
 #include "cli/cli_args.h"
 #include "cli/cli_bench.h"
+#include "cli/cli_bench_moe.h"
 #include "topsim/ts_coll_run.h"
 #include "topsim/ts_p2p.h"
 
@@ -39,6 +40,8 @@ typedef struct bench_opts {
   const char *hosts, *fabric; /* NCCL XML: --hosts N --fabric PRESET */
   ts_coll_run_opts cr;
   ts_p2p_opts p2p;
+  int moe;                  /* 1 moe_dispatch, 2 moe_combine */
+  const char *moe_spec;     /* --moe SPEC (cli_bench_moe.c) */
 } bench_opts;
 
 static void bench_help(void) {
@@ -50,7 +53,11 @@ static void bench_help(void) {
       "one lands.\n\n"
       "traffic:\n"
       "  --op OP              sendrecv (default), all_reduce, all_gather,\n"
-      "                       reduce_scatter, all_to_all, broadcast, reduce\n"
+      "                       reduce_scatter, all_to_all, broadcast, reduce,\n"
+      "                       moe_dispatch, moe_combine (one DeepEP-style\n"
+      "                       expert all-to-all; --moe SPEC)\n"
+      "  --moe SPEC           tokens=4096,hidden=7168,topk=8,experts=256,\n"
+      "                       skew=0,groups=0 (node limit),dtype=bf16|fp8\n"
       "  --src GPU --dst GPU  sendrecv: one transfer (index or name dgx0/gpu3)\n"
       "  --pattern P          sendrecv: permutation | shift:K | incast:K | bisection\n"
       "  --gpus SET           all (default) | node:N | rack:N | su:N | first:N |\n"
@@ -91,8 +98,12 @@ static void bench_help(void) {
       "  --routing ecmp|spray one hashed path per transfer (default) or spread\n"
       "  --spray N            spray over at most N paths (default 64)\n"
       "  --no-pxn             send from the GPU's own NIC (default: PXN)\n"
-      "  --alpha TIME         per-message overhead, e.g. 2us (default: the\n"
-      "                       network plane's software overhead; 0 in a node)\n");
+      "  --alpha TIME         per-message overhead, e.g. 2us; 0us gives a pure\n"
+      "                       bandwidth model. sendrecv patterns: per message\n"
+      "                       (default: the plane's software overhead, 0 in a\n"
+      "                       node); collectives: per algorithm step, every\n"
+      "                       protocol, inside and across hosts (default:\n"
+      "                       NCCL's per-step latencies)\n");
   fputs(cli_faults_help, stdout);
   printf(
       "output:\n"
@@ -132,6 +143,8 @@ static int parse_model_opt(int c, const char *arg, bench_opts *o) {
       return cli_usage_error("bench", "--alpha '%s' is not a time from 0 to 3600s "
                              "such as 2us", arg);
     o->p2p.alpha_ps = (int64_t)ps;
+    for (int q = 0; q < TS_COLL_PROTO_COUNT; q++)
+      o->cr.params.alpha_intra[q] = o->cr.params.alpha_inter[q] = ps;
     return 0;
   }
   }
@@ -144,7 +157,14 @@ static int parse_op(const char *arg, bench_opts *o) {
                                    TS_COLL_REDUCE_SCATTER, TS_COLL_ALL_TO_ALL,
                                    TS_COLL_BROADCAST, TS_COLL_REDUCE};
   o->coll = 0;
+  o->moe = 0;
   if (!strcmp(arg, "sendrecv")) return 0;
+  if (!strcmp(arg, "moe_dispatch") || !strcmp(arg, "moe_combine")) {
+    o->coll = 1;
+    o->op = TS_COLL_ALL_TO_ALLV;
+    o->moe = arg[4] == 'd' ? 1 : 2;
+    return 0;
+  }
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
     if (!strcmp(arg, ts_coll_op_name(ops[i]))) {
       o->coll = 1;
@@ -152,8 +172,8 @@ static int parse_op(const char *arg, bench_opts *o) {
       return 0;
     }
   return cli_usage_error("bench", "--op %s: expected sendrecv, all_reduce, "
-                         "all_gather, reduce_scatter, all_to_all, broadcast "
-                         "or reduce", arg);
+                         "all_gather, reduce_scatter, all_to_all, broadcast, "
+                         "reduce, moe_dispatch or moe_combine", arg);
 }
 
 static int parse_algo(const char *arg, bench_opts *o) {
@@ -250,6 +270,7 @@ static int parse_opt(int c, const char *arg, bench_opts *o) {
   case 'W': o->fabric = arg; return 0;
   case 'j': o->json = 1; return 0;
   case 't': o->stats = 1; return 0;
+  case CLI_OPT_MOE: o->moe_spec = arg; return 0;
   }
   int st = 0;
   if (cli_faults_opt("bench", c, arg, &o->faults, &st)) return st;
@@ -292,6 +313,7 @@ static int parse_opts(int argc, char **argv, bench_opts *o) {
       {"root", required_argument, NULL, 'r'},
       {"reduction-cost", no_argument, NULL, 'N'},
       {"hosts", required_argument, NULL, 'H'},    {"fabric", required_argument, NULL, 'W'},
+      {"moe", required_argument, NULL, CLI_OPT_MOE},
       {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
   int c;
   optind = 1;
@@ -580,6 +602,11 @@ static int run_coll(const ts_topo *t, bench_opts *o, const uint64_t *sizes,
   o->cr.route = o->p2p.route;
   o->cr.faults = o->p2p.faults;
   int rc = coll_gpus(t, o, &g, &n) ? EX_USAGE : 0;
+  if (!rc && o->moe) {
+    rc = cli_bench_moe(t, g, n, o->moe == 2, o->moe_spec, &o->cr, o->json);
+    free(g);
+    return rc;
+  }
   if (!rc) rc = coll_sweep(t, o, g, n, sizes, nsizes, rows, &last);
   if (!rc && o->json) rc = coll_json(t, o, n, rows, nsizes);
   if (!rc) {

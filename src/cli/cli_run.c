@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "cli/cli_args.h"
 #include "cli/cli_faults.h"
+#include "cli/cli_progress.h"
 #include "topsim/ts_report_step.h"
 #include "topsim/ts_step.h"
 
@@ -22,6 +23,7 @@ typedef struct run_opts {
   char *sets[MAX_SETS]; /* "key=value", in command-line order (owned) */
   uint32_t nsets;
   int json, stats, placement;
+  int progress;         /* CLI_PROGRESS_* */
   ts_step_opts step;
   ts_faults faults;     /* what-if: --fail, --straggler, --faults, ... */
 } run_opts;
@@ -42,7 +44,13 @@ static void run_help(void) {
       "model:\n"
       "  --fidelity flow|chunk   max-min flows (default) or chunked queues\n"
       "  --no-pxn             send from the GPU's own NIC (default: PXN)\n"
-      "  --free-comm          every collective and send takes zero time\n");
+      "  --free-comm          every collective and send takes zero time\n"
+      "  --alpha TIME         per-step latency of every collective and send,\n"
+      "                       e.g. 0us for a pure bandwidth model (default:\n"
+      "                       NCCL's per-step latencies)\n"
+      "  --exact              no shortcuts: every collective through the\n"
+      "                       network model (same result, slower;\n"
+      "                       docs/performance.md)\n");
   fputs(cli_faults_help, stdout);
   printf(
       "output:\n"
@@ -53,6 +61,9 @@ static void run_help(void) {
       "                       up to 64 ranks, else the first TP group of\n"
       "                       each pipeline stage)\n"
       "  --stats              engine and network counters\n"
+      "  --progress           progress line on stderr even when it is not a\n"
+      "                       terminal (default: only on a terminal, after 1 s)\n"
+      "  --quiet              no progress line\n"
       "  -h, --help           show this help\n\n"
       "exit status: 0 ok, 64 usage, 65 bad workload or layout (mapping\n"
       "refused, out of memory on a GPU), 66 no file, 74 trace not written\n");
@@ -80,6 +91,8 @@ static const struct option longopts[] = {
     {"free-comm", no_argument, NULL, 'Z'},       {"placement", no_argument, NULL, 'p'},
     {"json", no_argument, NULL, 'j'},            {"trace", required_argument, NULL, 't'},
     {"trace-ranks", required_argument, NULL, 'r'}, {"stats", no_argument, NULL, 'S'},
+    {"exact", no_argument, NULL, 'X'},          {"alpha", required_argument, NULL, 'A'},
+    {"progress", no_argument, NULL, 'G'},       {"quiet", no_argument, NULL, 'q'},
     CLI_FAULT_LONGOPTS,
     {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
 
@@ -105,6 +118,16 @@ static int parse_opt(int c, const char *arg, run_opts *o) {
     return 0;
   case 'P': o->step.route.no_pxn = 1; return 0;
   case 'Z': o->step.free_comm = 1; return 0;
+  case 'X': o->step.exact = 1; return 0;
+  case 'G': o->progress = CLI_PROGRESS_ON; return 0;
+  case 'q': o->progress = CLI_PROGRESS_OFF; return 0;
+  case 'A': {
+    ts_time_ps ps;
+    if (ts_parse_latency(arg, &ps))
+      return cli_usage_error("run", "--alpha '%s' is not a time such as 2us", arg);
+    o->step.alpha_ps = (int64_t)ps;
+    return 0;
+  }
   case 'p': o->placement = 1; return 0;
   case 'j': o->json = 1; return 0;
   case 't': o->trace = arg; return 0;
@@ -297,7 +320,10 @@ static int simulate(run_opts *o, const ts_workload *w, const ts_mapping *m,
   ts_step_result r;
   ts_diag d;
   ts_diag_clear(&d);
+  cli_progress line;
+  cli_progress_attach(&line, o->progress, &o->step);
   int rc = ts_step_run(w, t, m, &o->step, &r, &d);
+  cli_progress_done(&line);
   free(ranks);
   if (rc) {
     if (tf) fclose(tf);

@@ -3,13 +3,15 @@
  *
  * exec.c            ts_exec_create: engine, router, network, executor.
  * exec_coll.c       the collective executor (plans on the engine).
+ * exec_cache.c      route cache per connection (hashed, grows).
  * exec_path.c       endpoint pairs -> path sets (NVSwitch stripes, bundles).
  * exec_coll_run.c   one collective on a topology (ts_coll_run.h) and the
  *                   topology/network -> collective bridge.
  * exec_p2p.c        point-to-point patterns (ts_p2p.h).
  * exec_step_run.c   a training step: rank state machines, rendezvous.
  * exec_step_coll.c  communicators and cached plans of a step.
- * exec_step_trace.c trace slices and link utilization samples. */
+ * exec_step_trace.c trace slices and link utilization samples.
+ * exec_step_fast.c  replays collectives of groups that own their links. */
 #ifndef TOPSIM_EXEC_H
 #define TOPSIM_EXEC_H
 
@@ -22,7 +24,20 @@
 #include "topsim/ts_step_prog.h"
 
 struct exec_run;
-struct exec_route_slot;
+
+/* Route cache per connection (exec_cache.c). NULL is a valid, empty cache
+ * (get misses, put does nothing). */
+typedef struct exec_cache exec_cache;
+exec_cache *exec_cache_new(void);
+void exec_cache_free(exec_cache *c);
+/* 1 and *out filled when (src, dst, channel) is cached, else 0. */
+int exec_cache_get(const exec_cache *c, uint32_t src, uint32_t dst,
+                   uint32_t ch, ts_path *out);
+/* Forgets every entry (keeps the memory). */
+void exec_cache_clear(exec_cache *c);
+/* Remembers p for the connection (silently not, without memory). */
+void exec_cache_put(exec_cache *c, uint32_t src, uint32_t dst, uint32_t ch,
+                    const ts_path *p);
 
 struct ts_exec {
   const ts_topo *t;
@@ -38,8 +53,10 @@ struct ts_exec {
   int err;
   ts_diag diag;
   struct exec_run *runs;          /* live runs, freed with the runtime */
-  struct exec_route_slot *cache;  /* route cache, or NULL */
-  uint32_t cache_mask;            /* slots - 1 */
+  exec_cache *cache;              /* route cache, or NULL */
+  /* footprint recording for isolated runs (exec_step_fast.c) */
+  int recording, rec_fail;
+  uint32_t *rec, nrec, caprec;    /* directions sent over, with repeats */
 };
 
 /* Builds x->own_state (o->state plus the static faults) when o has faults,
@@ -65,11 +82,24 @@ void exec_coll_params(const ts_topo *t, const ts_net *net, uint32_t gpu,
 
 /* ---- step: collectives (exec_step_coll.c) ---- */
 
+/* Result of one isolated run of a plan (exec_step_fast.c). */
+typedef struct exec_memo {
+  ts_time_ps dur;               /* start to last delivery */
+  uint64_t transfers, wire;     /* executor counters */
+  uint32_t n;                   /* directions used */
+  uint32_t *dir;
+  uint64_t *bytes;
+  ts_time_ps *busy;
+  uint32_t *peak;
+  uint64_t replays;             /* instances replayed, applied at the end */
+} exec_memo;
+
 typedef struct exec_plan_ent {
   uint8_t op;
   uint8_t flags;
   uint64_t bytes, sent;
   ts_coll_plan *plan;
+  exec_memo *memo;              /* isolated result, once computed */
   struct exec_plan_ent *next;
 } exec_plan_ent;
 
@@ -78,6 +108,7 @@ typedef struct exec_group {
   exec_plan_ent *plans;
   uint32_t arrived;
   uint8_t op;
+  ts_time_ps max_t;             /* lookahead: latest arrival so far */
 } exec_group;
 
 typedef struct exec_colls {
@@ -90,15 +121,17 @@ typedef struct exec_colls {
   ts_coll_plan **pp_plan;              /* [rank * 2 + dir] */
 } exec_colls;
 
-/* Cost-model parameters come from x's network as seen by rank 0's GPU. */
+/* Cost-model parameters come from x's network as seen by rank 0's GPU;
+ * alpha_ps >= 0 replaces every per-step latency. */
 int exec_colls_init(exec_colls *k, const ts_exec *x, const ts_mapping *m,
-                    const ts_step_progs *sp, uint32_t compact_min);
+                    const ts_step_progs *sp, uint32_t compact_min,
+                    int64_t alpha_ps);
 void exec_colls_free(exec_colls *k);
 /* Plan for the collective issued by every member of group (g, id);
  * member_ins[i] is member i's instruction (all-to-all rows). 0 or an error
  * with d set. */
 int exec_colls_plan(exec_colls *k, ts_group g, uint32_t id,
-                    const ts_step_ins *const *member_ins, ts_coll_plan **out,
+                    const ts_step_ins *const *member_ins, exec_plan_ent **out,
                     ts_diag *d);
 /* Plan of a pipeline send from rank r in direction dir (0 fwd, 1 bwd) to
  * rank peer. */
@@ -115,6 +148,40 @@ static inline ts_step_dim exec_dim_of(uint32_t g) {
   default: return TS_DIM_DP;
   }
 }
+
+/* ---- step: exact shortcut for groups owning their links
+ * (exec_step_fast.c) ---- */
+
+/* Collectives a rank may have issued on one stream and not yet waited
+ * for, for the lookahead of exclusive groups (issue and completion times
+ * are kept in rings of this size). */
+#define EXEC_AHEAD_RING 16u
+
+typedef struct exec_fast {
+  int on;
+  uint8_t *excl[TS_GROUP_COUNT];  /* [group id]: 1 = runs alone */
+  ts_exec *scratch;               /* runtime for isolated runs */
+  uint64_t *base_bytes;           /* scratch counters already memoised */
+  ts_time_ps *base_busy;
+  uint64_t runs, hits;
+} exec_fast;
+
+/* Decides which groups own their links; all off with o->exact,
+ * o->free_comm or tracing. 0 or TS_ENOMEM. */
+int exec_fast_init(exec_fast *F, const ts_exec *x, const ts_mapping *m,
+                   const ts_step_progs *sp, const ts_step_opts *o);
+void exec_fast_free(exec_fast *F);
+/* Runs plan alone on the scratch runtime; *out owned by the caller
+ * (exec_memo_free). 0 or an error with d set. */
+int exec_fast_memo(exec_fast *F, const ts_exec *x, const ts_step_opts *o,
+                   const ts_coll_plan *plan, double hbm_bw, exec_memo **out,
+                   ts_diag *d);
+void exec_memo_free(exec_memo *M);
+/* Adds the link and executor counters of M->replays replays to x (once,
+ * at the end: busy time and bytes are only read then, tracing being off). */
+void exec_fast_apply(ts_exec *x, const exec_memo *M);
+/* exec_fast_apply for every memo of every group of k. */
+void exec_colls_apply_memos(exec_colls *k, ts_exec *x);
 
 /* ---- step: trace (exec_step_trace.c) ---- */
 

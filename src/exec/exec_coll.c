@@ -21,16 +21,6 @@
 
 typedef struct exec_run exec_run;
 
-/* Route cache: direct-mapped on (src, dst, channel). A connection keeps its
- * path for the whole run, as an RDMA queue pair keeps its ECMP hash, so the
- * cache changes nothing but the cost of routing repeated pairs. */
-#define EXEC_CACHE_SLOTS (1u << 14)
-
-typedef struct exec_route_slot {
-  uint32_t src, dst, channel, valid;
-  ts_path path;
-} route_slot;
-
 struct exec_run {
   ts_exec *x;
   const ts_coll_plan *plan;
@@ -48,15 +38,11 @@ int exec_coll_init(ts_exec *x) {
   x->paths = malloc(EXEC_PATH_STRIPES * sizeof *x->paths);
   if (!x->paths) return TS_ENOMEM;
   /* The cache is an optimisation: without memory for it, route every time. */
-  x->cache = calloc(EXEC_CACHE_SLOTS, sizeof *x->cache);
-  x->cache_mask = EXEC_CACHE_SLOTS - 1;
+  x->cache = exec_cache_new();
   return 0;
 }
 
-void exec_cache_reset(ts_exec *x) {
-  if (x->cache)
-    memset(x->cache, 0, ((size_t)x->cache_mask + 1) * sizeof *x->cache);
-}
+void exec_cache_reset(ts_exec *x) { exec_cache_clear(x->cache); }
 
 static void run_free(exec_run *r) {
   free(r->pending);
@@ -78,7 +64,8 @@ void exec_coll_fini(ts_exec *x) {
     run_free(r);
   }
   free(x->paths);
-  free(x->cache);
+  free(x->rec);
+  exec_cache_free(x->cache);
 }
 
 uint64_t ts_exec_transfers(const ts_exec *x) { return x->transfers; }
@@ -162,29 +149,63 @@ static int xfer_paths(exec_run *r, const ts_coll_xfer *xf, uint32_t *k,
   uint32_t src = (uint32_t)xf->src, dst = (uint32_t)xf->dst;
   uint64_t flow = ((uint64_t)src * 0x9E3779B97F4A7C15ULL) ^
                   ((uint64_t)dst * 0xC2B2AE3D27D4EB4FULL) ^ xf->channel;
-  route_slot *slot = x->cache ? &x->cache[flow & x->cache_mask] : NULL;
-  if (slot && slot->valid && slot->src == src && slot->dst == dst &&
-      slot->channel == xf->channel) {
-    x->paths[0] = slot->path;
+  if (exec_cache_get(x->cache, src, dst, xf->channel, &x->paths[0])) {
     *k = 1;
     return 0;
   }
   int rc = exec_path_route(x->t, x->net, x->rt, src, dst, flow, 0, x->paths,
                            EXEC_PATH_STRIPES, k, d);
-  if (!rc && *k == 1 && slot)
-    *slot = (route_slot){src, dst, xf->channel, 1, x->paths[0]};
+  if (!rc && *k == 1) exec_cache_put(x->cache, src, dst, xf->channel, &x->paths[0]);
   return rc;
+}
+
+/* Hop latencies of a path (the network model charges them once per send). */
+static ts_time_ps path_latency(const ts_topo *t, const ts_path *p) {
+  ts_time_ps lat = 0;
+  for (uint32_t i = 0; i < p->len; i++) lat += ts_topo_link(t, p->dir[i] >> 1)->latency;
+  return lat;
+}
+
+/* Latency charged on top of the network's one path latency: a compact
+ * transfer stands for `steps` sends, each crossing the path, so it pays the
+ * path latency steps - 1 more times (the plan's alpha already holds the
+ * steps' protocol latencies). Then a compact ring equals the step ring's
+ * 2(p-1)(alpha + hops + S/(pB)) on dedicated links. */
+static ts_time_ps xfer_alpha(const ts_exec *x, const ts_coll_xfer *xf) {
+  if (!(xf->flags & TS_COLL_XFER_COMPACT) || xf->steps <= 1) return xf->alpha;
+  return xf->alpha + (ts_time_ps)(xf->steps - 1) * path_latency(x->t, &x->paths[0]);
+}
+
+/* Remembers the directions of the path set just sent (isolated runs of
+ * exec_step_fast.c need a plan's footprint). */
+static void record(ts_exec *x, uint32_t k) {
+  for (uint32_t p = 0; p < k; p++) {
+    uint32_t len = x->paths[p].len;
+    if (x->nrec + len > x->caprec) {
+      uint32_t cap = x->caprec ? x->caprec : 256;
+      while (cap < x->nrec + len) cap *= 2;
+      uint32_t *v = realloc(x->rec, (size_t)cap * sizeof *v);
+      if (!v) {
+        x->rec_fail = 1;
+        return;
+      }
+      x->rec = v;
+      x->caprec = cap;
+    }
+    memcpy(x->rec + x->nrec, x->paths[p].dir, len * sizeof *x->rec);
+    x->nrec += len;
+  }
 }
 
 static void xfer_send(exec_run *r, uint32_t i) {
   ts_exec *x = r->x;
   const ts_coll_xfer *xf = &ts_coll_plan_xfers(r->plan)[i];
   ts_diag d;
-  ts_diag_clear(&d);
+  d.msg[0] = '\0'; /* cleared in full only on error: this runs per transfer */
   uint32_t k = 0;
   int rc = xfer_paths(r, xf, &k, &d);
-  if (!rc) rc = exec_path_send(x->net, x->paths, k, xf->wire_bytes, xf->alpha,
-                               on_net_done, r, i);
+  if (!rc) rc = exec_path_send(x->net, x->paths, k, xf->wire_bytes,
+                               xfer_alpha(x, xf), on_net_done, r, i);
   if (rc) {
     if (!d.msg[0])
       ts_diag_set(&d, rc, NULL, 0, 0, "cannot send from '%s' to '%s': %s",
@@ -195,6 +216,7 @@ static void xfer_send(exec_run *r, uint32_t i) {
   }
   x->transfers++;
   x->wire_bytes += xf->wire_bytes;
+  if (x->recording) record(x, k);
 }
 
 static void on_reduced(ts_sim *sim, void *ctx, uint64_t i) {

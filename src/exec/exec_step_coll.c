@@ -6,12 +6,15 @@
  * layer of every micro-batch, so it lowers each once. ts_coll_exec only
  * borrows plans, so one cached plan serves every instance of its group.
  *
- * Algorithm: groups of at least compact_min ranks (default 16) run the
- * compact ring (TS_COLL_COMPACT: one long flow per neighbour pair, O(p)
- * transfers) for all-reduce, all-gather and reduce-scatter, since a step
- * ring over DP = 128 would cost O(p^2) transfers per bucket; smaller groups
- * let ts_coll's cost model choose (ring, tree, hierarchical, and NVLS where
- * the topology declares it). All-to-all is always all_to_allv (direct).
+ * Algorithm: ts_coll's chooser picks it for every group (ring, tree,
+ * hierarchical, and NVLS where the topology declares it), with bandwidths
+ * read from the built network. A ring (or the rings of the hierarchical
+ * algorithm) over at least compact_min ranks (default 8) is then
+ * represented compactly (TS_COLL_COMPACT: one long flow per neighbour pair,
+ * O(p) transfers, the same time on dedicated links), since a step ring over
+ * DP = 128 would cost O(p^2) transfers per bucket. Compact is a
+ * representation, not an algorithm decision. All-to-all is always
+ * all_to_allv (direct).
  * Communicators come from the topology (ts_coll_comm_from_topo) and
  * cost-model bandwidths from the built network (ts_exec_coll_params), so the
  * chooser sees failed and degraded links as the solver does.
@@ -27,7 +30,8 @@
 #include "exec/exec.h"
 
 int exec_colls_init(exec_colls *k, const ts_exec *x, const ts_mapping *m,
-                    const ts_step_progs *sp, uint32_t compact_min) {
+                    const ts_step_progs *sp, uint32_t compact_min,
+                    int64_t alpha_ps) {
   memset(k, 0, sizeof *k);
   k->t = ts_exec_topo(x);
   k->m = m;
@@ -35,6 +39,8 @@ int exec_colls_init(exec_colls *k, const ts_exec *x, const ts_mapping *m,
   k->compact_min = compact_min ? compact_min : 8;
   ts_coll_params_default(&k->params);
   if (ts_mapping_ranks(m)) ts_exec_coll_params(x, ts_mapping_rank(m, 0)->gpu, &k->params);
+  for (int q = 0; alpha_ps >= 0 && q < TS_COLL_PROTO_COUNT; q++)
+    k->params.alpha_intra[q] = k->params.alpha_inter[q] = (ts_time_ps)alpha_ps;
   for (int g = 0; g < TS_GROUP_COUNT; g++) {
     k->groups[g] = calloc(ts_mapping_group_count(m, (ts_group)g) + 1,
                           sizeof *k->groups[g]);
@@ -50,6 +56,7 @@ static void group_free(exec_group *G) {
   for (exec_plan_ent *e = G->plans, *n; e; e = n) {
     n = e->next;
     ts_coll_plan_free(e->plan);
+    exec_memo_free(e->memo);
     free(e);
   }
 }
@@ -66,6 +73,13 @@ void exec_colls_free(exec_colls *k) {
       ts_coll_plan_free(k->pp_plan[i]);
   free(k->pp_plan);
   memset(k, 0, sizeof *k);
+}
+
+void exec_colls_apply_memos(exec_colls *k, ts_exec *x) {
+  for (int g = 0; g < TS_GROUP_COUNT; g++)
+    for (uint32_t i = 0; k->groups[g] && i < ts_mapping_group_count(k->m, (ts_group)g); i++)
+      for (const exec_plan_ent *e = k->groups[g][i].plans; e; e = e->next)
+        if (e->memo) exec_fast_apply(x, e->memo);
 }
 
 /* Communicator of `n` ranks given by rank ids: host labels and NVLS
@@ -132,9 +146,23 @@ static int lower(exec_colls *k, exec_group *G, ts_group g, uint32_t id,
     mx = a2a_matrix(k, g, id, ins, p, ins[0]->flags & TS_SI_F_COMBINE);
     if (!mx) return TS_ENOMEM;
     prm.matrix = mx;
-  } else if (p >= k->compact_min) {
-    prm.algo = TS_COLL_RING;
-    flags = TS_COLL_COMPACT;
+  } else {
+    /* The chooser picks the algorithm for every group size; compact is
+     * only how a ring is represented once chosen (hierarchical included:
+     * its three phases are rings). */
+    double sec;
+    ts_coll_algo algo;
+    ts_coll_proto proto;
+    int rc = ts_coll_choose(G->comm, op, ins[0]->val, &prm, &algo, &proto, &sec);
+    if (rc)
+      return ts_diag_set(d, rc, NULL, 0, 0, "no algorithm can run %s on a "
+                         "%s group of %u ranks", ts_coll_op_name(op),
+                         ts_group_name(g), p);
+    prm.algo = algo;
+    prm.proto = proto;
+    if ((prm.algo == TS_COLL_RING || prm.algo == TS_COLL_HIER) &&
+        p >= k->compact_min)
+      flags = TS_COLL_COMPACT;
   }
   int rc = ts_coll_lower(G->comm, op, ins[0]->val, &prm, flags, out, d);
   free(mx);
@@ -142,7 +170,7 @@ static int lower(exec_colls *k, exec_group *G, ts_group g, uint32_t id,
 }
 
 int exec_colls_plan(exec_colls *k, ts_group g, uint32_t id,
-                    const ts_step_ins *const *ins, ts_coll_plan **out,
+                    const ts_step_ins *const *ins, exec_plan_ent **out,
                     ts_diag *d) {
   exec_group *G = &k->groups[g][id];
   const ts_step_ins *x = ins[0];
@@ -150,7 +178,7 @@ int exec_colls_plan(exec_colls *k, ts_group g, uint32_t id,
   for (exec_plan_ent *e = G->plans; e; e = e->next)
     if (e->op == x->kind && e->bytes == x->val && e->sent == x->sent &&
         e->flags == fl) {
-      *out = e->plan;
+      *out = e;
       return 0;
     }
   exec_plan_ent *e = calloc(1, sizeof *e);
@@ -167,7 +195,7 @@ int exec_colls_plan(exec_colls *k, ts_group g, uint32_t id,
   e->flags = fl;
   e->next = G->plans;
   G->plans = e;
-  *out = e->plan;
+  *out = e;
   return 0;
 }
 

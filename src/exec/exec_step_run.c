@@ -26,6 +26,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "exec/exec.h"
 #include "topsim/ts_budget.h"
@@ -48,10 +49,16 @@ typedef struct step_rank {
   const ts_step_prog *prog;
   uint32_t pc, msg_base;
   uint8_t wait;
+  ts_time_ps t;       /* local clock: now, or ahead of it (lookahead) */
   ts_time_ps since, finish;
   step_stream st[TS_GROUP_COUNT];
   ts_step_breakdown bd;
 } step_rank;
+
+/* Lookahead state of one rank's stream of an exclusive group. */
+typedef struct step_ahead {
+  ts_time_ps issue_t[EXEC_AHEAD_RING], done_t[EXEC_AHEAD_RING];
+} step_ahead;
 
 typedef struct step_msg {
   ts_time_ps sent_at;
@@ -66,11 +73,19 @@ typedef struct step_state {
   ts_sim *sim;
   ts_net *net;
   exec_colls colls;
+  exec_fast fast;
   ts_step_progs sp;
   step_rank *rank;
   step_msg *msg;
   uint32_t nranks, finished, v, mb;
   const ts_step_ins **scratch; /* member instructions of one instance */
+  uint64_t ins_done, ins_total;  /* progress: instructions executed, all */
+  double wall0, wall_last;       /* progress: start, last report */
+  uint32_t micro0;               /* rank 0's latest micro-batch + 1 */
+  uint64_t calls;
+  step_ahead *ahead[TS_GROUP_COUNT]; /* [rank], kinds with exclusive groups */
+  uint32_t *ready, nready_head, nready_tail; /* lookahead run queue */
+  int draining;
   exec_trace trace;
   ts_step_result *res;
   double hbm_bw;
@@ -79,6 +94,7 @@ typedef struct step_state {
 } step_state;
 
 static void rank_run(step_state *S, uint32_t r);
+static void ready_push(step_state *S, uint32_t r);
 
 static void fail(step_state *S, int rc) {
   if (!S->err) S->err = rc;
@@ -121,9 +137,9 @@ static void coll_start(step_state *S, uint32_t g, uint32_t id) {
     uint32_t q = ts_mapping_group_member(S->m, (ts_group)g, id, i);
     S->scratch[i] = stream_ins(S, q, g, S->rank[q].st[g].arrived - 1);
   }
-  ts_coll_plan *plan = NULL;
-  int rc = exec_colls_plan(&S->colls, (ts_group)g, id, S->scratch, &plan, S->d);
-  if (!rc) rc = ts_exec_coll_start(S->x, plan, S->hbm_bw, on_exec_done, S, tag);
+  exec_plan_ent *e = NULL;
+  int rc = exec_colls_plan(&S->colls, (ts_group)g, id, S->scratch, &e, S->d);
+  if (!rc) rc = ts_exec_coll_start(S->x, e->plan, S->hbm_bw, on_exec_done, S, tag);
   if (rc) fail(S, rc);
 }
 
@@ -160,7 +176,161 @@ static void resume(step_state *S, uint32_t r, ts_time_ps *acct,
   *acct += amount;
   R->wait = W_RUN;
   R->pc++;
+  R->t = ts_sim_now(S->sim);
   rank_run(S, r);
+}
+
+/* ---- lookahead: exclusive groups without the engine -----------------
+ *
+ * A group that owns its links (exec_step_fast.c) runs every collective in
+ * a known time, so its rendezvous is arithmetic: member k's arrival is
+ * max(its issue time, the previous instance's end), the instance starts at
+ * the latest arrival and ends dur later. Ranks then run ahead of the
+ * engine's clock on their own clock R->t through compute segments and such
+ * collectives, and fall back to the engine (an event at R->t) only before
+ * touching it: a pipeline send or receive, a collective of another group.
+ * Same times as the event-driven path, with events only where the engine
+ * is involved. Ranks resumed by a completion go to a FIFO run queue instead
+ * of a nested call, so the stack stays flat. */
+
+static bool ahead(const step_state *S, uint32_t r, uint32_t g) {
+  return S->fast.on && S->fast.excl[g][label(S, r)->group[g]];
+}
+
+/* True (and an event at R->t scheduled) when r's clock is past now. */
+static bool sync_to_sim(step_state *S, uint32_t r) {
+  step_rank *R = &S->rank[r];
+  ts_time_ps now = ts_sim_now(S->sim);
+  if (R->t <= now) {
+    R->t = now;
+    return false;
+  }
+  R->wait = W_COMP;
+  if (ts_sim_schedule_in(S->sim, R->t - now, on_event, S, TAG_COMP | r, NULL))
+    fail(S, TS_ELIMIT);
+  return true;
+}
+
+static void ahead_arrive(step_state *S, uint32_t r, uint32_t g, ts_time_ps t);
+
+static void ahead_kick(step_state *S, uint32_t r, uint32_t g) {
+  step_stream *st = &S->rank[r].st[g];
+  if (st->arrived != st->done || st->arrived == st->issued) return;
+  const step_ahead *A = &S->ahead[g][r];
+  uint32_t k = st->arrived;
+  ts_time_ps t = A->issue_t[k % EXEC_AHEAD_RING];
+  if (k && A->done_t[(k - 1) % EXEC_AHEAD_RING] > t)
+    t = A->done_t[(k - 1) % EXEC_AHEAD_RING];
+  st->arrived++;
+  st->arrive_t = t;
+  ahead_arrive(S, r, g, t);
+}
+
+static void ahead_issue(step_state *S, uint32_t r, uint32_t g) {
+  step_stream *st = &S->rank[r].st[g];
+  S->ahead[g][r].issue_t[st->issued % EXEC_AHEAD_RING] = S->rank[r].t;
+  st->issued++;
+  ahead_kick(S, r, g);
+}
+
+/* Members waiting for an instance that is now complete continue at
+ * max(when they started waiting, when it ended). */
+static void ahead_wake(step_state *S, uint32_t g, uint32_t id) {
+  uint32_t n = ts_mapping_group_size(S->m, (ts_group)g);
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t q = ts_mapping_group_member(S->m, (ts_group)g, id, i);
+    step_rank *R = &S->rank[q];
+    if (R->wait != W_STREAM) continue;
+    const ts_step_ins *w = &R->prog->ins[R->pc];
+    if (w->group != g || R->st[g].done <= w->ord) continue;
+    ts_time_ps end = S->ahead[g][q].done_t[w->ord % EXEC_AHEAD_RING];
+    ts_time_ps t = end > R->since ? end : R->since;
+    R->bd.exposed[exec_dim_of(g)] += t - R->since;
+    R->t = t;
+    R->wait = W_RUN;
+    R->pc++;
+    ready_push(S, q);
+  }
+}
+
+static void ahead_complete(step_state *S, uint32_t g, uint32_t id,
+                           ts_time_ps start) {
+  uint32_t n = ts_mapping_group_size(S->m, (ts_group)g);
+  S->res->collectives++;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t q = ts_mapping_group_member(S->m, (ts_group)g, id, i);
+    S->scratch[i] = stream_ins(S, q, g, S->rank[q].st[g].arrived - 1);
+  }
+  exec_plan_ent *e = NULL;
+  int rc = exec_colls_plan(&S->colls, (ts_group)g, id, S->scratch, &e, S->d);
+  if (!rc && !e->memo)
+    rc = exec_fast_memo(&S->fast, S->x, S->o, e->plan, S->hbm_bw, &e->memo, S->d);
+  if (rc) {
+    fail(S, rc);
+    return;
+  }
+  e->memo->replays++;
+  S->res->replayed++;
+  ts_time_ps end = start + e->memo->dur;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t q = ts_mapping_group_member(S->m, (ts_group)g, id, i);
+    step_stream *st = &S->rank[q].st[g];
+    const ts_step_ins *in = stream_ins(S, q, g, st->done);
+    S->ahead[g][q].done_t[st->done % EXEC_AHEAD_RING] = end;
+    st->done++;
+    exec_trace_add(&S->trace, q, (uint8_t)(1 + exec_dim_of(g)), in->kind,
+                   (uint16_t)g, in->layer, in->micro, st->arrive_t,
+                   end - st->arrive_t);
+  }
+  for (uint32_t i = 0; i < n && !S->err; i++)
+    ahead_kick(S, ts_mapping_group_member(S->m, (ts_group)g, id, i), g);
+  ahead_wake(S, g, id);
+}
+
+static void ahead_arrive(step_state *S, uint32_t r, uint32_t g, ts_time_ps t) {
+  uint32_t id = label(S, r)->group[g];
+  exec_group *G = &S->colls.groups[g][id];
+  const ts_step_ins *in = stream_ins(S, r, g, S->rank[r].st[g].arrived - 1);
+  if (G->arrived == 0) {
+    G->op = in->kind;
+    G->max_t = 0;
+  } else if (G->op != in->kind) {
+    ts_diag_set(S->d, TS_EINTERNAL, NULL, 0, 0, "rank %u joins %s group %u "
+                "with %s while others run %s", r, ts_group_name((ts_group)g),
+                id, ts_coll_op_name((ts_coll_op)in->kind),
+                ts_coll_op_name((ts_coll_op)G->op));
+    fail(S, TS_EINTERNAL);
+    return;
+  }
+  if (t > G->max_t) G->max_t = t;
+  if (++G->arrived < ts_mapping_group_size(S->m, (ts_group)g)) return;
+  G->arrived = 0;
+  ahead_complete(S, g, id, G->max_t);
+}
+
+/* One instruction of an exclusive group's stream; false if r must wait. */
+static bool ahead_step(step_state *S, uint32_t r, const ts_step_ins *in) {
+  step_rank *R = &S->rank[r];
+  if (in->op == TS_SI_COLL) {
+    R->pc++;
+    S->res->rank_bytes[(size_t)r * TS_DIM_COUNT + exec_dim_of(in->group)] += in->sent;
+    S->res->cross_node_mean[exec_dim_of(in->group)] += (double)in->cross;
+    ahead_issue(S, r, in->group);
+    return true;
+  }
+  step_stream *st = &R->st[in->group];
+  if (st->done <= in->ord) {
+    R->wait = W_STREAM;
+    R->since = R->t;
+    return false;
+  }
+  ts_time_ps end = S->ahead[in->group][r].done_t[in->ord % EXEC_AHEAD_RING];
+  if (end > R->t) {
+    R->bd.exposed[exec_dim_of(in->group)] += end - R->t;
+    R->t = end;
+  }
+  R->pc++;
+  return true;
 }
 
 static void coll_done(step_state *S, uint32_t g, uint32_t id) {
@@ -237,23 +407,53 @@ static ts_time_ps comp_time(const step_state *S, uint32_t r, ts_time_ps val) {
   return f == 1.0 ? val : (ts_time_ps)llround((double)val * f);
 }
 
+static double wall_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Calls the progress callback when a quarter second of wall time passed
+ * (the clock is read every 4,096 instructions). */
+static void progress(step_state *S) {
+  double w = wall_now();
+  if (w - S->wall_last < 0.25) return;
+  S->wall_last = w;
+  ts_sim_stats st;
+  ts_sim_stats_get(S->sim, &st);
+  ts_step_progress p = {ts_sim_now(S->sim), 0, S->micro0, S->mb,
+                        st.events_processed, w - S->wall0, -1};
+  if (S->ins_total) p.done = (double)S->ins_done / (double)S->ins_total;
+  if (p.done > 0) p.eta_s = p.wall_s * (1 - p.done) / p.done;
+  S->o->progress(S->o->progress_ctx, &p);
+}
+
 /* Runs r's instructions until one waits. Returns after scheduling or
  * registering that wait, or when the program ends. */
-static void rank_run(step_state *S, uint32_t r) {
+static void rank_loop(step_state *S, uint32_t r) {
   step_rank *R = &S->rank[r];
   const ts_step_prog *P = R->prog;
-  ts_time_ps now = ts_sim_now(S->sim);
+  bool la = S->fast.on;
   while (R->pc < P->n && !S->err) {
     const ts_step_ins *in = &P->ins[R->pc];
+    if ((in->op == TS_SI_COLL || in->op == TS_SI_WAIT) && ahead(S, r, in->group)) {
+      if (!ahead_step(S, r, in)) return;
+      continue;
+    }
+    if (in->op != TS_SI_COMP && la && sync_to_sim(S, r)) return;
     switch (in->op) {
     case TS_SI_COMP: {
       R->pc++;
       if (!in->val) break;
       ts_time_ps dur = comp_time(S, r, in->val);
       R->bd.compute += dur;
-      R->wait = W_COMP;
       exec_trace_add(&S->trace, r, TS_STEP_STREAM_COMPUTE, in->kind,
-                     in->chunk, in->layer, in->micro, now, dur);
+                     in->chunk, in->layer, in->micro, R->t, dur);
+      if (la) {
+        R->t += dur;
+        break;
+      }
+      R->wait = W_COMP;
       if (ts_sim_schedule_in(S->sim, dur, on_event, S, TAG_COMP | r, NULL))
         fail(S, TS_ELIMIT);
       return;
@@ -270,7 +470,7 @@ static void rank_run(step_state *S, uint32_t r) {
         break;
       }
       R->wait = W_STREAM;
-      R->since = now;
+      R->since = R->t;
       return;
     case TS_SI_SEND: {
       R->pc++;
@@ -287,14 +487,49 @@ static void rank_run(step_state *S, uint32_t r) {
         break;
       }
       R->wait = W_RECV;
-      R->since = now;
+      R->since = R->t;
       return;
     }
   }
-  if (R->pc < P->n) return;
+  if (R->pc < P->n || R->wait == W_DONE) return;
   R->wait = W_DONE;
-  R->finish = now;
+  R->finish = R->t;
   S->finished++;
+}
+
+/* rank_loop, with the progress count. */
+static void rank_exec(step_state *S, uint32_t r) {
+  step_rank *R = &S->rank[r];
+  uint32_t pc0 = R->pc;
+  rank_loop(S, r);
+  S->ins_done += R->pc - pc0;
+  if (!S->o->progress) return;
+  if (r == 0 && R->pc < R->prog->n && R->prog->ins[R->pc].micro >= 0)
+    S->micro0 = (uint32_t)R->prog->ins[R->pc].micro + 1;
+  if ((++S->calls & 255) == 0) progress(S);
+}
+
+static void ready_push(step_state *S, uint32_t r) {
+  S->ready[S->nready_tail] = r;
+  S->nready_tail = (S->nready_tail + 1) % (S->nranks + 1);
+}
+
+/* Without lookahead: run r now (the event-driven order). With it: queue r
+ * and drain the queue unless an outer call is already draining. */
+static void rank_run(step_state *S, uint32_t r) {
+  if (!S->fast.on) {
+    rank_exec(S, r);
+    return;
+  }
+  ready_push(S, r);
+  if (S->draining) return;
+  S->draining = 1;
+  while (S->nready_head != S->nready_tail && !S->err) {
+    uint32_t q = S->ready[S->nready_head];
+    S->nready_head = (S->nready_head + 1) % (S->nranks + 1);
+    rank_exec(S, q);
+  }
+  S->draining = 0;
 }
 
 static void on_exec_done(void *ctx, uint64_t tag) {
@@ -305,6 +540,7 @@ static void on_exec_done(void *ctx, uint64_t tag) {
   default: {
     uint32_t r = (uint32_t)TAG_LOW(tag);
     S->rank[r].wait = W_RUN;
+    S->rank[r].t = ts_sim_now(S->sim);
     rank_run(S, r);
   }
   }
@@ -332,6 +568,23 @@ static int alloc_state(step_state *S) {
   return 0;
 }
 
+/* Lookahead rings for every group kind with an exclusive group, and the
+ * run queue (only when the shortcut is on). */
+static int ahead_alloc(step_state *S) {
+  if (!S->fast.on) return 0;
+  S->ready = malloc(((size_t)S->nranks + 1) * sizeof *S->ready);
+  if (!S->ready) return TS_ENOMEM;
+  for (uint32_t g = 0; g < TS_GROUP_COUNT; g++) {
+    uint32_t any = 0;
+    for (uint32_t id = 0; id < ts_mapping_group_count(S->m, (ts_group)g); id++)
+      any |= S->fast.excl[g][id];
+    if (!any) continue;
+    S->ahead[g] = calloc((size_t)S->nranks + 1, sizeof *S->ahead[g]);
+    if (!S->ahead[g]) return TS_ENOMEM;
+  }
+  return 0;
+}
+
 static int engine_new(step_state *S) {
   ts_exec_opts eo = {S->o->net, S->o->route, S->o->state, S->o->faults};
   int rc = ts_exec_create(S->t, &eo, &S->x, S->d);
@@ -344,10 +597,13 @@ static int engine_new(step_state *S) {
 static void state_free(step_state *S) {
   ts_exec_free(S->x);
   exec_colls_free(&S->colls);
+  exec_fast_free(&S->fast);
   ts_step_progs_free(&S->sp);
   free(S->rank);
   free(S->msg);
   free(S->scratch);
+  free(S->ready);
+  for (int g = 0; g < TS_GROUP_COUNT; g++) free(S->ahead[g]);
   exec_trace_free(&S->trace);
 }
 
@@ -455,6 +711,8 @@ static int run(step_state *S) {
   int rc = exec_trace_init(&S->trace, S->o, S->nranks,
                            2 * ts_topo_link_count(S->t), est / 32);
   if (rc) return rc;
+  for (uint32_t r = 0; r < S->nranks; r++) S->ins_total += S->rank[r].prog->n;
+  S->wall0 = S->wall_last = wall_now();
   for (uint32_t r = 0; r < S->nranks && !S->err; r++) rank_run(S, r);
   if (S->trace.cap_samples)
     ts_sim_schedule(S->sim, S->trace.interval, on_sample, S, 0, NULL);
@@ -474,6 +732,7 @@ static int run(step_state *S) {
 }
 
 static int results(step_state *S) {
+  exec_colls_apply_memos(&S->colls, S->x);
   breakdowns(S);
   rates(S);
   top_links(S);
@@ -490,6 +749,7 @@ void ts_step_opts_default(ts_step_opts *o) {
   memset(o, 0, sizeof *o);
   ts_net_config_default(&o->net);
   o->compact_min = 8;
+  o->alpha_ps = -1;
 }
 
 void ts_step_result_free(ts_step_result *r) {
@@ -531,8 +791,10 @@ int ts_step_run(const ts_workload *w, const ts_topo *t, const ts_mapping *m,
   S.nranks = ts_mapping_ranks(m);
   rc = engine_new(&S);
   if (!rc) rc = alloc_state(&S);
-  if (!rc) rc = exec_colls_init(&S.colls, S.x, m, &S.sp, o->compact_min);
+  if (!rc) rc = exec_colls_init(&S.colls, S.x, m, &S.sp, o->compact_min, o->alpha_ps);
   if (!rc) assign_progs(&S);
+  if (!rc) rc = exec_fast_init(&S.fast, S.x, m, &S.sp, o);
+  if (!rc) rc = ahead_alloc(&S);
   S.hbm_bw = S.colls.params.hbm_bw;
   if (!rc) rc = run(&S);
   if (!rc) rc = results(&S);

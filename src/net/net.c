@@ -308,6 +308,16 @@ double ts_net_dir_bandwidth(const ts_net *net, uint32_t dir) {
   return dir < net->ndirs ? net->dirs[dir].cap : 0.0;
 }
 
+int ts_net_dir_account(ts_net *net, uint32_t dir, uint64_t bytes,
+                       ts_time_ps busy, uint32_t peak_flows) {
+  if (dir >= net->ndirs) return TS_EINVALID;
+  net_dir *d = &net->dirs[dir];
+  d->bytes += bytes;
+  d->busy_ps += busy;
+  if (peak_flows > d->peak_flows) d->peak_flows = peak_flows;
+  return 0;
+}
+
 int ts_net_dir_stats_get(const ts_net *net, uint32_t dir,
                          ts_net_dir_stats *out) {
   if (dir >= net->ndirs) return TS_EINVALID;

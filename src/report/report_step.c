@@ -20,6 +20,29 @@ static void link_name(const ts_topo *t, uint32_t dir, char *buf, size_t n) {
            ts_topo_node_name(t, ts_topo_dir_head(t, dir)));
 }
 
+static const ts_setting *setting(const ts_setting *s, size_t n,
+                                 const char *key) {
+  for (size_t i = 0; i < n; i++)
+    if (!strcmp(s[i].key, key)) return &s[i];
+  return NULL;
+}
+
+/* One line naming the recipe settings a sweep varies. */
+static void text_recipe(const ts_workload *w, FILE *o) {
+  ts_setting s[96];
+  size_t n = ts_workload_settings(w, s, 96);
+  if (n > 96) n = 96;
+  static const char *const keys[] = {
+      "schedule", "virtual_stages", "recompute", "dp_mode", "zero_stage",
+      "micro_batch", "sequence_parallel", "attention", "ep_comm_overlap"};
+  fprintf(o, "recipe       "); /* items add their own leading space */
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+    const ts_setting *x = setting(s, n, keys[i]);
+    if (x) fprintf(o, "%s %s=%s", i ? "," : "", keys[i], x->str);
+  }
+  fputc('\n', o);
+}
+
 static void text_header(const ts_step_result *r, const ts_workload *w,
                         const ts_topo *t, FILE *o) {
   fprintf(o, "workload      %s on %s\n", ts_workload_name(w), ts_topo_name(t));
@@ -28,6 +51,7 @@ static void text_header(const ts_step_result *r, const ts_workload *w,
           ts_workload_parallel(w, TS_GROUP_TP), ts_workload_parallel(w, TS_GROUP_CP),
           ts_workload_parallel(w, TS_GROUP_PP), ts_workload_parallel(w, TS_GROUP_DP),
           ts_workload_parallel(w, TS_GROUP_EP), r->microbatches);
+  text_recipe(w, o);
   fprintf(o, "step time     %.6f s\n", ts_ps_to_s(r->step_time));
   fprintf(o, "tokens/s      %.0f (%.0f tokens per step)\n", r->tokens_per_s,
           r->tokens_per_step);
@@ -155,6 +179,24 @@ static json_t *counters_json(const ts_step_result *r) {
   return o;
 }
 
+/* The effective configuration, by section, as the models used it. */
+static json_t *config_json(const ts_workload *w) {
+  ts_setting s[96];
+  size_t n = ts_workload_settings(w, s, 96);
+  if (n > 96) n = 96;
+  json_t *o = json_object();
+  for (size_t i = 0; i < n; i++) {
+    json_t *sec = json_object_get(o, s[i].section);
+    if (!sec) json_object_set_new(o, s[i].section, sec = json_object());
+    json_t *v = s[i].kind == TS_SET_INT    ? json_integer((json_int_t)s[i].num)
+                : s[i].kind == TS_SET_REAL ? json_real(s[i].num)
+                : s[i].kind == TS_SET_BOOL ? json_boolean(s[i].num != 0)
+                                           : json_string(s[i].str);
+    json_object_set_new(sec, s[i].key, v);
+  }
+  return o;
+}
+
 static json_t *step_json(const ts_step_result *r, const ts_workload *w,
                          const ts_mapping *m, const ts_topo *t) {
   json_t *o = json_object(), *lay = json_object();
@@ -164,6 +206,7 @@ static json_t *step_json(const ts_step_result *r, const ts_workload *w,
   for (int g = 0; g <= TS_GROUP_PP; g++)
     json_object_set_new(lay, dims[g], json_integer(ts_workload_parallel(w, (ts_group)g)));
   json_object_set_new(o, "layout", lay);
+  json_object_set_new(o, "config", config_json(w));
   json_object_set_new(o, "gpus", json_integer(r->ranks));
   json_object_set_new(o, "microbatches", json_integer(r->microbatches));
   json_object_set_new(o, "step_time_s", json_real(ts_ps_to_s(r->step_time)));

@@ -28,7 +28,8 @@
  *        all-reduce; ZeRO 1 / distributed optimizer: reduce-scatter of
  *        gradients + all-gather of bf16 weights; ZeRO 2: the reduce-scatter
  *        per micro-batch; ZeRO 3: also all-gathers weights forward and
- *        backward per micro-batch.
+ *        backward per micro-batch. fsdp / hsdp: reduce once per step
+ *        (fsdp_comm below).
  * Sent bytes: ring all-reduce 2(p-1)/p*S, all-gather and reduce-scatter
  * (p-1)/p*S. Cost: O(layers + buckets + ep^2) per rank. */
 #include <math.h>
@@ -47,6 +48,8 @@ typedef struct comm_list {
   const ts_mapping *m;
   const ts_rank_label *lb;
   uint32_t rank, mb;
+  double cross[TS_GROUP_COUNT]; /* share of a ring collective's bytes that
+                                   leave the host (cross_shares) */
 } comm_list;
 
 typedef struct ep_traffic {
@@ -90,8 +93,35 @@ static ts_comm_desc *add(comm_list *L, ts_coll_op k, ts_group g,
   x->repeat = L->mb;
   x->bytes = bytes;
   x->sent = sent;
-  x->sent_cross_node = 0;
+  /* rings (all-reduce, all-gather, reduce-scatter): cross_shares */
+  x->sent_cross_node = k == TS_COLL_ALL_TO_ALL || k == TS_COLL_SEND_RECV
+                           ? 0 : (uint64_t)llround((double)sent * L->cross[g]);
   return x;
+}
+
+static int cmp_i32(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* For each of the rank's groups, the share of a ring collective's bytes
+ * that leave the host: NCCL orders a ring by host, so of its p edges H
+ * cross between the H hosts the group spans (none when H = 1), and the
+ * channels rotate which rank of a host sends across: H / p per rank on
+ * average. O(p log p) per group. Returns TS_ENOMEM or 0. */
+static int cross_shares(comm_list *L) {
+  int32_t *h = malloc(((size_t)L->m->ranks + 1) * sizeof *h);
+  if (!h) return TS_ENOMEM;
+  for (int g = 0; g < TS_GROUP_COUNT; g++) {
+    uint32_t p = L->m->size[g], id = L->lb->group[g], hosts = 0;
+    for (uint32_t i = 0; i < p; i++)
+      h[i] = L->m->labels[ts_mapping_group_member(L->m, (ts_group)g, id, i)].host;
+    qsort(h, p, sizeof *h, cmp_i32);
+    for (uint32_t i = 0; i < p; i++) hosts += i == 0 || h[i] != h[i - 1];
+    L->cross[g] = hosts > 1 ? (double)hosts / p : 0;
+  }
+  free(h);
+  return 0;
 }
 
 static void tp_layer(comm_list *L, int32_t layer, ts_phase ph) {
@@ -182,15 +212,29 @@ static int ep_compute(comm_list *L, ep_traffic *e) {
   return 0;
 }
 
+/* Bytes of a dispatched element relative to bf16: FP8 dispatch (DeepEP,
+ * DeepSeek-V3 section 3.3) sends 1 byte per element plus an fp32 scale per
+ * 128-element tile: (1 + 4/128) / 2. */
+static double dispatch_ratio(const work_cfg *c) {
+  return c->dispatch_dtype == WORK_FP8 ? (1 + 4.0 / 128) / 2 : 1;
+}
+
+static uint64_t scaled(uint64_t v, double r) {
+  return r == 1 ? v : (uint64_t)llround((double)v * r);
+}
+
 static void ep_layer(comm_list *L, const ep_traffic *e, int32_t layer,
                      ts_phase ph) {
-  /* forward: dispatch then combine; backward: their transposes */
+  /* forward: dispatch then combine; backward: their transposes (bf16
+   * gradients, so only a forward dispatch may be FP8) */
   bool bwd = ph == TS_PHASE_BWD;
   for (int i = 0; i < 2; i++) {
     bool disp = (i == 0) != bwd;
+    double r = disp && !bwd ? dispatch_ratio(L->c) : 1;
     ts_comm_desc *x = add(L, TS_COLL_ALL_TO_ALL, TS_GROUP_EP, ph, layer,
-                          e->bytes, disp ? e->disp : e->comb);
-    if (x) x->sent_cross_node = disp ? e->disp_cross : e->comb_cross;
+                          scaled(e->bytes, r),
+                          scaled(disp ? e->disp : e->comb, r));
+    if (x) x->sent_cross_node = scaled(disp ? e->disp_cross : e->comb_cross, r);
   }
 }
 
@@ -226,18 +270,21 @@ static void pp_comm(comm_list *L) {
   uint32_t pp = c->pp, v = work_chunks(c), s = L->lb->index[TS_GROUP_PP];
   if (pp < 2) return;
   for (uint32_t ch = 0; ch < v; ch++) {
-    uint32_t g = ch * pp + s;
-    if (g + 1 < pp * v) pp_send(L, (s + 1) % pp, TS_PHASE_FWD);
-    if (g > 0) pp_send(L, (s + pp - 1) % pp, TS_PHASE_BWD);
+    uint32_t peer, pch;
+    if (work_chunk_peer(c, s, ch, 0, &peer, &pch))
+      pp_send(L, peer, TS_PHASE_FWD);
+    if (work_chunk_peer(c, s, ch, 1, &peer, &pch))
+      pp_send(L, peer, TS_PHASE_BWD);
   }
 }
 
-/* Buckets of `total` bytes: one descriptor per bucket. */
-static void buckets(comm_list *L, ts_coll_op k, ts_group g, ts_phase ph,
-                    double total, bool per_mb) {
+/* Buckets of `total` bytes: one descriptor per bucket (of bsz / div). */
+static void buckets_div(comm_list *L, ts_coll_op k, ts_group g, ts_phase ph,
+                        double total, bool per_mb, uint64_t div) {
   const work_cfg *c = L->c;
   uint32_t p = L->m->size[g];
-  uint64_t left = ts_double_to_u64_sat(total), bsz = c->dp_bucket;
+  uint64_t left = ts_double_to_u64_sat(total), bsz = c->dp_bucket / div;
+  if (!bsz) bsz = 1;
   while (left > 0 && p > 1) {
     uint64_t sz = left < bsz ? left : bsz;
     uint64_t sent = k == TS_COLL_ALL_REDUCE ? ring_ar(sz, p) : ring_ag(sz, p);
@@ -250,6 +297,33 @@ static void buckets(comm_list *L, ts_coll_op k, ts_group g, ts_phase ph,
   }
 }
 
+static void buckets(comm_list *L, ts_coll_op k, ts_group g, ts_phase ph,
+                    double total, bool per_mb) {
+  buckets_div(L, k, g, ph, total, per_mb, 1);
+}
+
+/* FSDP / HSDP, gradients accumulated locally over the micro-batches and
+ * reduced once per step: reduce-scatter over the shard group (the whole
+ * gradient group for fsdp) during the last backward; HSDP then all-reduces
+ * each shard over its replica group before the optimizer (phase step, kind
+ * all-reduce). Unsharded bf16 weights are all-gathered once per step ahead
+ * of the first micro-batch's forward (phase fwd, once per step) and kept
+ * (no reshard after forward, as Llama 3 ran FSDP). Expert weights shard
+ * over their expert gradient group. */
+static void fsdp_comm(comm_list *L, double params, bool expert, double gb) {
+  const work_cfg *c = L->c;
+  bool hsdp = c->dp_mode == WORK_DP_HSDP && !expert;
+  ts_group g = expert ? TS_GROUP_EXPERT_GRAD
+               : hsdp ? TS_GROUP_SHARD : TS_GROUP_GRAD;
+  buckets(L, TS_COLL_REDUCE_SCATTER, g, TS_PHASE_BWD, params * gb, false);
+  if (hsdp) {
+    uint32_t ds = L->m->size[TS_GROUP_SHARD];
+    buckets_div(L, TS_COLL_ALL_REDUCE, TS_GROUP_REPLICA, TS_PHASE_STEP,
+                params * gb / ds, false, ds);
+  }
+  buckets(L, TS_COLL_ALL_GATHER, g, TS_PHASE_FWD, params * 2, false);
+}
+
 static void dp_comm(comm_list *L) {
   const work_cfg *c = L->c;
   double dense, expert;
@@ -260,6 +334,10 @@ static void dp_comm(comm_list *L) {
   for (int i = 0; i < 2; i++) {
     ts_group g = gk[i];
     if (params[i] <= 0) continue;
+    if (c->dp_mode != WORK_DP_ZERO) {
+      fsdp_comm(L, params[i], i == 1, gb);
+      continue;
+    }
     if (c->zero_stage == 0) {
       buckets(L, TS_COLL_ALL_REDUCE, g, TS_PHASE_BWD, params[i] * gb, false);
       continue;
@@ -286,7 +364,8 @@ int ts_work_comm(const ts_workload *w, const ts_mapping *m, uint32_t rank,
       m->size[TS_GROUP_EP] != c.ep || m->size[TS_GROUP_DP] != c.dp)
     return TS_EINVALID; /* mapping made from another layout */
   comm_list L = {NULL, 0, 0, 0, &c, m, &m->labels[rank], rank,
-                 work_microbatches(&c)};
+                 work_chunk_microbatches(&c), {0}};
+  if (cross_shares(&L)) return TS_ENOMEM;
   ep_traffic e = {0, 0, 0, 0, 0};
   if (c.experts && c.ep > 1 && ep_compute(&L, &e)) return TS_ENOMEM;
   uint32_t stage = L.lb->index[TS_GROUP_PP];
@@ -307,12 +386,13 @@ int ts_work_comm(const ts_workload *w, const ts_mapping *m, uint32_t rank,
 }
 
 void ts_work_comm_volume(const ts_comm_desc *c, size_t n, ts_comm_volume *v) {
-  *v = (ts_comm_volume){{0}, {0}, 0};
+  memset(v, 0, sizeof *v);
   for (size_t i = 0; i < n; i++) {
     uint8_t g = c[i].group_kind;
     if (g >= TS_GROUP_COUNT) continue;
     if (c[i].per_microbatch) v->per_microbatch[g] += c[i].sent;
     v->per_step[g] += c[i].sent * c[i].repeat;
     v->cross_node_per_step += c[i].sent_cross_node * c[i].repeat;
+    v->cross_node[g] += c[i].sent_cross_node * c[i].repeat;
   }
 }

@@ -92,18 +92,27 @@ static void push(op_list *L, ts_op_kind k, ts_phase ph, int32_t layer,
   o->time = roofline(L, flops, bytes, e);
 }
 
+/* Parts of a layer's forward that layer_ops appends. */
+enum { PART_ALL, PART_CORE, PART_SCORE };
+
 /* Appends the forward ops of `layer`; mult scales FLOPs and bytes (2 for
- * backward), `only_attn` keeps the attention core (selective recompute). */
+ * backward); part PART_CORE keeps the attention core (selective
+ * recompute), PART_SCORE its score GEMM only (what FlashAttention's
+ * backward recomputes). */
 static void layer_ops(op_list *L, uint32_t layer, ts_phase ph, double mult,
-                      bool only_attn, double share) {
+                      int part, double share) {
   const work_cfg *c = L->c;
   double t = c->tp, sl = (double)c->seq_len / c->cp, b = c->micro_batch;
-  double T = b * sl, h = c->hidden, S = c->seq_len;
+  double T = b * sl, h = c->hidden;
   double q = (double)c->heads * c->head_dim, k = (double)c->kv_heads * c->head_dim;
   double wb = c->dtype == WORK_FP8 ? 1 : 2, sp = c->sequence_parallel ? t : 1;
   double m = mult;
   int32_t ly = (int32_t)layer;
-  double f_sc = 2 * b * sl * S * q / t;
+  /* (query, key) pairs of the mask, spread evenly over CP ranks (Megatron
+   * balances causal CP by giving each rank two mirrored chunks) */
+  double f_sc = 2 * b * work_attn_pairs(c, layer) / c->cp * q / t;
+  double S = c->seq_len;
+  bool only_attn = part != PART_ALL;
   if (!only_attn) {
     push(L, TS_OP_LAYERNORM, ph, ly, m * 10 * T * h / sp, m * 8 * T * h / sp,
          EFF_GEMM);
@@ -113,6 +122,7 @@ static void layer_ops(op_list *L, uint32_t layer, ts_phase ph, double mult,
   }
   push(L, TS_OP_ATTN_SCORE, ph, ly, m * f_sc,
        m * 2 * (T * q / t + b * S * k / t), EFF_ATTN);
+  if (part == PART_SCORE) return;
   push(L, TS_OP_ATTN_VALUE, ph, ly, m * f_sc,
        m * 2 * (b * S * k / t + T * q / t), EFF_ATTN);
   if (only_attn) return;
@@ -158,13 +168,16 @@ static void layer_ops(op_list *L, uint32_t layer, ts_phase ph, double mult,
        m * (h * f / t * wb + 2 * tok * f / t + 2 * tok * h), EFF_GEMM);
 }
 
-static void edge_ops(op_list *L, uint32_t stage, ts_phase ph, double mult) {
+/* The embedding gather (first virtual stage) or the output layer (last);
+ * one call per edge, so a single-stage pipeline, where both edges sit on
+ * one stage, counts each once. */
+static void edge_op(op_list *L, bool logits, ts_phase ph, double mult) {
   const work_cfg *c = L->c;
   double T = (double)c->micro_batch * c->seq_len / c->cp, h = c->hidden;
   double t = c->tp, V = c->vocab, wb = c->dtype == WORK_FP8 ? 1 : 2;
-  if (stage == 0)
+  if (!logits)
     push(L, TS_OP_EMBED, ph, -1, 0, mult * 4 * T * h, EFF_GEMM);
-  if (stage == c->pp - 1)
+  else
     push(L, TS_OP_LOGITS, ph, -1, mult * 2 * T * h * V / t,
          mult * (h * V / t * wb + 2 * T * h + 4 * T * V / t), EFF_GEMM);
 }
@@ -174,32 +187,38 @@ static void edge_ops(op_list *L, uint32_t stage, ts_phase ph, double mult) {
 static void chunk_ops(op_list *L, uint32_t stage, uint32_t ch, double share,
                       bool fwd) {
   const work_cfg *c = L->c;
-  uint32_t first, count, v = work_chunks(c);
+  uint32_t first, count, pos = work_chunk_pos(c, stage, ch);
   work_stage_layers(c, stage, ch, &first, &count);
-  bool head = stage == 0 && ch == 0, tail = stage == c->pp - 1 && ch == v - 1;
+  bool head = pos == 0, tail = pos + 1 == work_positions(c);
   if (fwd) {
-    if (head) edge_ops(L, 0, TS_PHASE_FWD, 1);
+    if (head) edge_op(L, false, TS_PHASE_FWD, 1);
     for (uint32_t l = first; l < first + count; l++)
-      layer_ops(L, l, TS_PHASE_FWD, 1, false, share);
-    if (tail) edge_ops(L, c->pp - 1, TS_PHASE_FWD, 1);
+      layer_ops(L, l, TS_PHASE_FWD, 1, PART_ALL, share);
+    if (tail) edge_op(L, true, TS_PHASE_FWD, 1);
     return;
   }
-  if (tail) edge_ops(L, c->pp - 1, TS_PHASE_BWD, 2);
+  if (tail) edge_op(L, true, TS_PHASE_BWD, 2);
   for (uint32_t l = first + count; l-- > first;) {
-    if (c->recompute != WORK_RC_NONE)
-      layer_ops(L, l, TS_PHASE_RECOMPUTE, 1, c->recompute == WORK_RC_SELECTIVE,
-                share);
-    layer_ops(L, l, TS_PHASE_BWD, 2, false, share);
+    if (c->recompute == WORK_RC_FULL)
+      layer_ops(L, l, TS_PHASE_RECOMPUTE, 1, PART_ALL, share);
+    else if (c->recompute == WORK_RC_SELECTIVE && !c->flash_attention)
+      layer_ops(L, l, TS_PHASE_RECOMPUTE, 1, PART_CORE, share);
+    /* FlashAttention's backward recomputes the scores from Q, K (5 GEMMs
+     * against the forward's 2, Dao 2023): hardware FLOPs, not model FLOPs;
+     * it is also all that selective recompute would redo */
+    if (c->flash_attention)
+      layer_ops(L, l, TS_PHASE_RECOMPUTE, 1, PART_SCORE, share);
+    layer_ops(L, l, TS_PHASE_BWD, 2, PART_ALL, share);
   }
-  if (head) edge_ops(L, 0, TS_PHASE_BWD, 2);
+  if (head) edge_op(L, false, TS_PHASE_BWD, 2);
 }
 
 static void optimizer_op(op_list *L, uint32_t stage) {
   const work_cfg *c = L->c;
-  double dense, expert, gd = (double)c->dp * c->cp;
+  double dense, expert;
   work_stage_params(c, stage, &dense, &expert);
-  double p = c->zero_stage >= 1 ? dense / gd + expert / (gd / c->ep)
-                                : dense + expert;
+  double p = dense / work_state_shards(c, false) +
+             expert / work_state_shards(c, true);
   push(L, TS_OP_OPTIMIZER, TS_PHASE_STEP, -1, 12 * p, 30 * p, EFF_GEMM);
 }
 
@@ -242,8 +261,10 @@ static double step_flops(const ts_workload *w, int with_recompute) {
           total += ops[i].flops;
       free(ops);
     }
-  /* each (stage, EP rank) stands for tp * cp * dp / ep GPUs */
-  return total * work_microbatches(&c) * c.tp * c.cp * ((double)c.dp / c.ep);
+  /* each (stage, EP rank) stands for tp * cp * dp / ep GPUs; every chunk
+   * of it sees work_chunk_microbatches micro-batches */
+  return total * work_chunk_microbatches(&c) * c.tp * c.cp *
+         ((double)c.dp / c.ep);
 }
 
 double ts_work_step_flops(const ts_workload *w) { return step_flops(w, 1); }

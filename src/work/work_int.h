@@ -14,9 +14,11 @@
 
 enum { WORK_BF16, WORK_FP8 };
 enum { WORK_GELU, WORK_SWIGLU };
-enum { WORK_GPIPE, WORK_1F1B, WORK_INTERLEAVED };
+enum { WORK_GPIPE, WORK_1F1B, WORK_INTERLEAVED, WORK_DUALPIPE };
 enum { WORK_RC_NONE, WORK_RC_SELECTIVE, WORK_RC_FULL };
 enum { WORK_GRAD_FP32, WORK_GRAD_BF16 };
+enum { WORK_ATTN_CAUSAL, WORK_ATTN_FULL };
+enum { WORK_DP_ZERO, WORK_DP_FSDP, WORK_DP_HSDP };
 
 /* Dimensions of the order string; WORK_D_EDP is the "dp" token: the part
  * of data parallelism left after EP is carved out (size dp / ep). */
@@ -28,12 +30,15 @@ typedef struct work_cfg {
   uint32_t vocab, dtype, activation;
   uint32_t experts, top_k, expert_ffn_hidden, shared_experts, node_limit;
   uint32_t moe_freq, first_dense;
+  uint32_t attention, window, full_every; /* mask, sliding window, every k-th layer global */
+  uint32_t dispatch_dtype;                /* WORK_BF16 or WORK_FP8 */
   double capacity_factor, routing_skew;
   /* training */
   uint32_t global_batch, micro_batch, schedule, virtual_stages;
   uint32_t first_stage_layers, last_stage_layers, recompute, zero_stage;
-  uint32_t grad_dtype;
+  uint32_t grad_dtype, dp_mode, shard_group;
   bool distributed_optimizer, sequence_parallel, dp_overlap, tp_comm_overlap;
+  bool flash_attention, dropout, ep_comm_overlap;
   uint64_t dp_bucket;
   /* parallelism */
   uint32_t tp, cp, pp, dp, ep, gpus;
@@ -94,6 +99,18 @@ int work_parse_order(const char *s, int perm[WORK_D_COUNT], char *why,
 void work_stage_layers(const work_cfg *c, uint32_t stage, uint32_t chunk,
                        uint32_t *first, uint32_t *count);
 uint32_t work_chunks(const work_cfg *c); /* virtual stages per rank (>= 1) */
+/* Pipeline positions a micro-batch passes: pp * v (interleaved), pp. */
+uint32_t work_positions(const work_cfg *c);
+/* Position of chunk `chunk` of `stage`: chunk * pp + stage; DualPipe's
+ * chunk 1 runs the other direction, position pp - 1 - stage. */
+uint32_t work_chunk_pos(const work_cfg *c, uint32_t stage, uint32_t chunk);
+/* Stage holding the next (dir 0) or previous (dir 1) position of chunk
+ * `chunk` of `stage`, and that position's chunk there; false at the ends. */
+bool work_chunk_peer(const work_cfg *c, uint32_t stage, uint32_t chunk,
+                     uint32_t dir, uint32_t *peer, uint32_t *peer_chunk);
+/* Micro-batches one chunk of a rank processes per step: m, or m / 2 for
+ * DualPipe (each direction carries half). */
+uint32_t work_chunk_microbatches(const work_cfg *c);
 bool work_layer_is_moe(const work_cfg *c, uint32_t layer);
 uint32_t work_dtype_bytes(const work_cfg *c);
 uint32_t work_microbatches(const work_cfg *c);
@@ -119,6 +136,15 @@ void work_stage_params(const work_cfg *c, uint32_t stage, double *dense,
 
 /* Largest share * ep over EP ranks: 1 for uniform routing. */
 double work_moe_hot_factor(const work_cfg *c);
+
+/* (query, key) pairs one sequence's attention computes in `layer`: s^2
+ * (full), s(s+1)/2 (causal), fewer under a sliding window. */
+double work_attn_pairs(const work_cfg *c, uint32_t layer);
+
+/* Ranks that shard the model states of dense (expert = false) or expert
+ * weights: the gradient group (ZeRO >= 1, fsdp) or the HSDP shard group;
+ * 1 when nothing is sharded. */
+double work_state_shards(const work_cfg *c, bool expert);
 
 /* Formats bytes as GiB with one decimal ("93.1"). */
 void work_gib(uint64_t bytes, char *buf, size_t len);

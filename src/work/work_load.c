@@ -10,12 +10,14 @@
  *                 ffn_hidden, kv_heads, head_dim, dtype, activation,
  *                 experts, top_k, expert_ffn_hidden, shared_experts,
  *                 capacity_factor, routing_skew, node_limited_routing,
- *                 moe_layer_frequency, first_dense_layers}
+ *                 moe_layer_frequency, first_dense_layers, attention,
+ *                 sliding_window, full_attention_every}
  *   training:    {global_batch (required); micro_batch, schedule,
  *                 virtual_stages, first_stage_layers, last_stage_layers,
  *                 recompute, zero_stage, distributed_optimizer,
  *                 sequence_parallel, grad_dtype, dp_bucket_size,
- *                 dp_overlap, tp_comm_overlap}
+ *                 dp_overlap, tp_comm_overlap, flash_attention, dp_mode,
+ *                 shard_group, dropout, ep_comm_overlap}
  *   parallelism: {tp, cp, pp, dp, ep, order, gpus, placement}
  *   efficiency:  {gemm, attention, memory}
  *
@@ -47,9 +49,12 @@ typedef struct field {
 
 static const char *const dtypes[] = {"bf16", "fp8", NULL};
 static const char *const acts[] = {"gelu", "swiglu", NULL};
-static const char *const scheds[] = {"gpipe", "1f1b", "interleaved", NULL};
+static const char *const scheds[] = {"gpipe", "1f1b", "interleaved",
+                                     "dualpipe", NULL};
 static const char *const recomps[] = {"none", "selective", "full", NULL};
 static const char *const gdtypes[] = {"fp32", "bf16", NULL};
+static const char *const masks[] = {"causal", "full", NULL};
+static const char *const dpmodes[] = {"zero", "fsdp", "hsdp", NULL};
 
 #define U(s, k, m, lo, hi) {s, k, F_U32, offsetof(work_cfg, m), lo, hi, NULL, 0, 0}
 #define R(s, k, m, l, h) {s, k, F_REAL, offsetof(work_cfg, m), 0, 0, NULL, l, h}
@@ -77,6 +82,10 @@ static const field fields[] = {
     U("model", "node_limited_routing", node_limit, 0, 1u << 20),
     U("model", "moe_layer_frequency", moe_freq, 1, 100000),
     U("model", "first_dense_layers", first_dense, 0, 100000),
+    E("model", "attention", attention, masks),
+    E("model", "moe_dispatch_dtype", dispatch_dtype, dtypes),
+    U("model", "sliding_window", window, 0, BIG),
+    U("model", "full_attention_every", full_every, 0, 100000),
     U("training", "global_batch", global_batch, 1, BIG),
     U("training", "micro_batch", micro_batch, 1, BIG),
     E("training", "schedule", schedule, scheds),
@@ -88,10 +97,15 @@ static const field fields[] = {
     B("training", "distributed_optimizer", distributed_optimizer),
     B("training", "sequence_parallel", sequence_parallel),
     E("training", "grad_dtype", grad_dtype, gdtypes),
+    E("training", "dp_mode", dp_mode, dpmodes),
+    U("training", "shard_group", shard_group, 1, 1u << 24),
+    B("training", "dropout", dropout),
     {"training", "dp_bucket_size", F_SIZE, offsetof(work_cfg, dp_bucket), 0, 0,
      NULL, 0, 0},
     B("training", "dp_overlap", dp_overlap),
     B("training", "tp_comm_overlap", tp_comm_overlap),
+    B("training", "ep_comm_overlap", ep_comm_overlap),
+    B("training", "flash_attention", flash_attention),
     U("parallelism", "tp", tp, 1, 1u << 20),
     U("parallelism", "cp", cp, 1, 1u << 20),
     U("parallelism", "pp", pp, 1, 1u << 20),
@@ -294,6 +308,9 @@ static void set_defaults(work_cfg *c) {
   c->recompute = WORK_RC_NONE;
   c->grad_dtype = WORK_GRAD_FP32;
   c->dp_overlap = true;
+  c->attention = WORK_ATTN_CAUSAL; /* decoder models */
+  c->flash_attention = true;
+  c->dropout = true; /* Megatron-LM's default (hidden and attention 0.1) */
   c->tp = c->cp = c->pp = c->dp = c->ep = 1;
   c->eff_gemm = 0.7;
   c->eff_attn = 0.5;
@@ -483,4 +500,41 @@ uint32_t ts_workload_microbatches(const ts_workload *w) {
 
 uint32_t ts_workload_global_batch(const ts_workload *w) {
   return w->cfg.global_batch;
+}
+
+size_t ts_workload_settings(const ts_workload *w, ts_setting *out,
+                            size_t max) {
+  work_cfg c;
+  work_derive(w, &c);
+  size_t n = 0;
+  for (size_t i = 0; i < NFIELDS; i++) {
+    const field *f = &fields[i];
+    if (f->kind == F_PLACEMENT) continue;
+    if (n >= max) {
+      n++;
+      continue;
+    }
+    ts_setting *s = &out[n++];
+    memset(s, 0, sizeof *s);
+    s->section = f->section;
+    s->key = f->key;
+    const void *p = (const char *)&c + f->off;
+    switch (f->kind) {
+    case F_U32: s->kind = TS_SET_INT; s->num = *(const uint32_t *)p; break;
+    case F_SIZE: s->kind = TS_SET_INT; s->num = (double)*(const uint64_t *)p; break;
+    case F_REAL: s->kind = TS_SET_REAL; s->num = *(const double *)p; break;
+    case F_BOOL: s->kind = TS_SET_BOOL; s->num = *(const bool *)p; break;
+    case F_ENUM:
+      s->kind = TS_SET_STRING;
+      snprintf(s->str, sizeof s->str, "%s", f->names[*(const uint32_t *)p]);
+      break;
+    default:
+      s->kind = TS_SET_STRING;
+      snprintf(s->str, sizeof s->str, "%s", w->order);
+      break;
+    }
+    if (s->kind == TS_SET_BOOL) snprintf(s->str, sizeof s->str, "%s", s->num ? "true" : "false");
+    else if (s->kind != TS_SET_STRING) snprintf(s->str, sizeof s->str, "%.10g", s->num);
+  }
+  return n;
 }

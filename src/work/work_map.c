@@ -27,7 +27,7 @@ static const uint8_t group_dims[TS_GROUP_COUNT] = {
     1u << WORK_D_TP, 1u << WORK_D_CP, 1u << WORK_D_EP,
     (1u << WORK_D_EP) | (1u << WORK_D_EDP), 1u << WORK_D_PP,
     (1u << WORK_D_CP) | (1u << WORK_D_EP) | (1u << WORK_D_EDP),
-    (1u << WORK_D_CP) | (1u << WORK_D_EDP)};
+    (1u << WORK_D_CP) | (1u << WORK_D_EDP), 0, 0};
 
 static int warn(ts_mapping *m, const char *fmt, ...) {
   char buf[512];
@@ -180,6 +180,29 @@ static int check_size(const ts_workload *w, const work_cfg *c,
   return 0;
 }
 
+/* HSDP groups split each gradient group of G ranks into G/ds shard groups
+ * of ds consecutive members and ds replica groups across them. */
+static void build_hsdp_groups(ts_mapping *m, const work_cfg *c) {
+  uint32_t G = m->size[TS_GROUP_GRAD], ds = c->shard_group;
+  if (!ds || G % ds) ds = G;
+  m->size[TS_GROUP_SHARD] = ds;
+  m->size[TS_GROUP_REPLICA] = G / ds;
+  m->count[TS_GROUP_SHARD] = m->ranks / ds;
+  m->count[TS_GROUP_REPLICA] = m->ranks / (G / ds);
+  for (uint32_t r = 0; r < m->ranks; r++) {
+    ts_rank_label *lb = &m->labels[r];
+    uint32_t gid = lb->group[TS_GROUP_GRAD], idx = lb->index[TS_GROUP_GRAD];
+    lb->group[TS_GROUP_SHARD] = gid * (G / ds) + idx / ds;
+    lb->index[TS_GROUP_SHARD] = idx % ds;
+    lb->group[TS_GROUP_REPLICA] = gid * ds + idx % ds;
+    lb->index[TS_GROUP_REPLICA] = idx / ds;
+    m->members[TS_GROUP_SHARD][(size_t)lb->group[TS_GROUP_SHARD] * ds +
+                               idx % ds] = r;
+    m->members[TS_GROUP_REPLICA][(size_t)lb->group[TS_GROUP_REPLICA] *
+                                     (G / ds) + idx / ds] = r;
+  }
+}
+
 static int build_groups(ts_mapping *m, const work_cfg *c, const int *perm) {
   uint32_t size[WORK_D_COUNT] = {c->tp, c->cp, c->ep, c->dp / c->ep, c->pp};
   uint32_t coord[WORK_D_COUNT];
@@ -209,6 +232,7 @@ static int build_groups(ts_mapping *m, const work_cfg *c, const int *perm) {
       m->members[g][(size_t)id * m->size[g] + idx] = r;
     }
   }
+  build_hsdp_groups(m, c);
   return 0;
 }
 
@@ -270,20 +294,22 @@ static int check_memory(const ts_workload *w, const ts_mapping *m,
         if (hb < hbm) hbm = hb, r = i;
       }
     if (b.total <= hbm) continue;
-    char tot[32], cap[32], wt[32], gr[32], op[32], ac[32], over[32];
+    char tot[32], cap[32], wt[32], gr[32], op[32], ac[32], bu[32], over[32];
     work_gib(b.total, tot, sizeof tot);
     work_gib(hbm, cap, sizeof cap);
     work_gib(b.weights, wt, sizeof wt);
     work_gib(b.grads, gr, sizeof gr);
     work_gib(b.optimizer, op, sizeof op);
     work_gib(b.activations, ac, sizeof ac);
+    work_gib(b.buffers, bu, sizeof bu);
     work_gib(b.total - hbm, over, sizeof over);
     return work_fail_at(d, TS_EINVALID, w, "tp",
                         "pipeline stage %u needs %s GiB per GPU, HBM holds %s "
                        "GiB (%s) on rank %u: over by %s GiB (weights %s, "
-                       "grads %s, optimizer %s, activations %s GiB)", s, tot,
-                       cap, ts_topo_gpu_model(t, ts_topo_node(t, m->labels[r].gpu)->model)->name,
-                       r, over, wt, gr, op, ac);
+                       "grads %s, optimizer %s, activations %s, buffers %s "
+                       "GiB)", s, tot, cap,
+                       ts_topo_gpu_model(t, ts_topo_node(t, m->labels[r].gpu)->model)->name,
+                       r, over, wt, gr, op, ac, bu);
   }
   return 0;
 }

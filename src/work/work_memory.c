@@ -1,28 +1,36 @@
-/* work_memory.c - memory per GPU: weights, gradients, optimizer state and
- * activations of one pipeline stage.
+/* work_memory.c - memory per GPU: weights, gradients, optimizer state,
+ * activations and transient buffers of one pipeline stage.
  *
- * Model states (mixed-precision Adam, Rajbhandari et al. 2020 "ZeRO"):
- * 2 bytes of bf16 weights, 4 (fp32) or 2 bytes of gradients, 12 bytes of
- * fp32 master weights + Adam m + v per parameter. ZeRO stage 1 (= Megatron's
- * distributed optimizer) shards the 12, stage 2 also the gradients, stage 3
- * also the weights, across the gradient group: DP x CP ranks for dense
- * weights, (DP / EP) x CP for expert weights.
+ * Model states (mixed-precision Adam, Rajbhandari et al. 2020 "ZeRO";
+ * Megatron-LM's distributed-optimizer table): 2 bytes of bf16 weights,
+ * 4 (fp32) or 2 (bf16) bytes of gradients, 12 bytes of fp32 master weights
+ * + Adam m + v per parameter, plus a 4-byte fp32 main-gradient copy when
+ * gradients are bf16 (Megatron: bf16 params + fp32 grads 6 + 12/d bytes,
+ * 16-bit grads 4 + 16/d). ZeRO stage 1 (= distributed optimizer, fsdp,
+ * hsdp) shards the optimizer bytes, stage 2 also the gradients, stage 3
+ * also the weights, over work_state_shards: the gradient group (DP x CP
+ * dense, (DP / EP) x CP expert) or the HSDP shard group.
  *
  * Activations (Korthikanti et al. 2022, "Reducing Activation Recomputation
- * in Large Transformer Models", section 4): per layer per micro-batch
- * s*b*h*(34 + 5*a*s/h) bytes for GPT (4h GeLU MLP, multi-head attention);
- * this file uses the same accounting term by term so GQA, head_dim, SwiGLU
- * and MoE fit: 10 s*b*h that tensor parallelism alone does not split
- * (layernorm inputs 4, QKV and MLP inputs 2 + 2, dropout masks 1 + 1), the
- * rest split by tp; sequence parallelism splits all of it. Selective
- * recompute drops the 5as/h term; full recompute keeps the layer input
+ * in Large Transformer Models", section 4 and table 2): per layer per
+ * micro-batch s*b*h*(34 + 5*a*s/h) bytes for GPT (4h GeLU MLP, multi-head
+ * attention, dropout); the same accounting term by term lets GQA, head_dim,
+ * SwiGLU and MoE fit: 10 s*b*h that tensor parallelism alone does not split
+ * (layernorm inputs 4, QKV and MLP inputs 2 + 2, dropout masks 1 + 1; 8
+ * without dropout), the rest split by tp; sequence parallelism splits all
+ * of it. The a*s*s scores (5as/h) are kept only by the unfused kernel
+ * without recompute; FlashAttention keeps 4 bytes of softmax statistics
+ * per head and token (4a/h) instead. Full recompute keeps the layer input
  * only (2sbh, split by tp with sequence parallelism). Context parallelism
  * shortens s to s/cp throughout. In flight on stage i: GPipe all m
- * micro-batches; 1F1B min(m, pp - i); interleaved (pp - i - 1)*2 +
- * (v - 1)*pp + 1 model chunks (Megatron's warm-up count), which on stage 0
- * is Korthikanti's L*(1 + (p-1)/(p*v)) layers. The last stage adds fp32
+ * micro-batches; 1F1B min(m, pp - i); interleaved the model chunks of the
+ * first 2*(pp - i - 1) + (v - 1)*pp + 1 units (Megatron's warm-up + one),
+ * each with its own layer count, which on stage 0 with even chunks is
+ * Korthikanti's L*(1 + (p-1)/(p*v)) layers; DualPipe (pp + 1)/2 on each of
+ * its two chunks (DeepSeek-V3 report, table 2: PP + 1). The last stage adds fp32
  * logits of one micro-batch, 4*s*b*V/tp.
- * Not counted: CUDA context, NCCL buffers, allocator fragmentation. */
+ * Not counted: CUDA context, NCCL's internal buffers, allocator
+ * fragmentation. */
 #include <math.h>
 
 #include "topsim/ts_checked.h"
@@ -42,8 +50,12 @@ void work_stage_params(const work_cfg *c, uint32_t stage, double *dense,
     }
   }
   double vh = (double)c->vocab * c->hidden;
-  if (stage == 0) d += vh;                       /* input embedding */
-  if (stage == c->pp - 1) d += vh + 2.0 * c->hidden; /* output layer, norm */
+  uint32_t P = work_positions(c);
+  for (uint32_t ch = 0; ch < work_chunks(c); ch++) {
+    uint32_t pos = work_chunk_pos(c, stage, ch);
+    if (pos == 0) d += vh;                         /* input embedding */
+    if (pos + 1 == P) d += vh + 2.0 * c->hidden;   /* output layer, norm */
+  }
   *dense = d / c->tp;
   *expert = e / ((double)c->tp * (c->ep ? c->ep : 1));
 }
@@ -73,21 +85,80 @@ static double layer_activations(const work_cfg *c, uint32_t layer,
           c->expert_ffn_hidden / h;
   else
     mlp = per_f * c->ffn_hidden / h;
-  double score = c->recompute == WORK_RC_NONE ? 5.0 * c->heads * s / h : 0;
-  return sbh * (10 / sp + (attn + mlp + score) / t);
+  /* the unfused kernel keeps the a*s*s scores (softmax 2, dropout mask 1,
+   * dropout output 2 bytes); FlashAttention keeps only the fp32 softmax
+   * statistics per head and token (4 bytes) and recomputes the rest */
+  double score = c->flash_attention          ? 4.0 * c->heads / h
+                 : c->recompute == WORK_RC_NONE ? 5.0 * c->heads * s / h
+                                                : 0;
+  double base = c->dropout ? 10 : 8; /* residual dropout masks 1 + 1 */
+  return sbh * (base / sp + (attn + mlp + score) / t);
 }
 
-/* Model chunks (each of the stage's layers per chunk) in flight. */
-static double in_flight(const work_cfg *c, uint32_t stage) {
+static double chunk_activations(const work_cfg *c, uint32_t stage,
+                                uint32_t chunk, double hot) {
+  uint32_t first, count;
+  work_stage_layers(c, stage, chunk, &first, &count);
+  double a = 0;
+  for (uint32_t l = first; l < first + count; l++)
+    a += layer_activations(c, l, hot);
+  return a;
+}
+
+/* Activations of the micro-batches (model chunks) in flight at the peak. */
+static double stage_activations(const work_cfg *c, uint32_t stage,
+                                double hot) {
   uint32_t m = work_microbatches(c), pp = c->pp, v = work_chunks(c);
   double n;
   switch (c->schedule) {
-  case WORK_GPIPE: return m;
-  case WORK_INTERLEAVED:
+  case WORK_GPIPE: return m * chunk_activations(c, stage, 0, hot);
+  case WORK_DUALPIPE:
+    /* DeepSeek-V3 report, table 2: PP + 1 micro-batches' worth of one
+     * stage, here half on each of the rank's two chunks */
+    n = (pp + 1) / 2.0;
+    if (n > m / 2) n = m / 2;
+    return n * (chunk_activations(c, stage, 0, hot) +
+                chunk_activations(c, stage, 1, hot));
+  case WORK_INTERLEAVED: {
+    /* forward units run before the first backward, plus the one in it */
     n = 2.0 * (pp - stage - 1) + (double)(v - 1) * pp + 1;
-    return n < (double)m * v ? n : (double)m * v;
-  default: n = pp - stage; return n < m ? n : m;
+    if (n > (double)m * v) n = (double)m * v;
+    double a = 0;
+    for (uint32_t k = 0; k < (uint32_t)n; k++)
+      a += chunk_activations(c, stage, (k / pp) % v, hot);
+    return a;
   }
+  default:
+    n = pp - stage;
+    return (n < m ? n : m) * chunk_activations(c, stage, 0, hot);
+  }
+}
+
+/* Transient tensors at the peak of one GPU of the stage. */
+static double stage_buffers(const work_cfg *c, uint32_t stage, double hot) {
+  double s = (double)c->seq_len / c->cp, b = c->micro_batch, h = c->hidden;
+  double t = c->tp, buf = 0;
+  if (c->sequence_parallel && t > 1) buf += 2 * s * b * h; /* gathered input */
+  if (c->pp > 1) buf += 2 * (2 * s * b * h / t); /* activation + gradient */
+  if (c->zero_stage >= 3) { /* gathered weights: this layer and the next */
+    double big = 0;
+    for (uint32_t ch = 0; ch < work_chunks(c); ch++) {
+      uint32_t first, count;
+      work_stage_layers(c, stage, ch, &first, &count);
+      for (uint32_t l = first; l < first + count; l++) {
+        double d, e;
+        work_layer_params(c, l, &d, &e);
+        double p = d / t + e / (t * c->ep);
+        if (p > big) big = p;
+      }
+    }
+    buf += 2 * 2 * big;
+  }
+  if (c->experts && c->ep > 1) { /* dispatch output + combine input */
+    double db = c->dispatch_dtype == WORK_FP8 ? 1 : 2;
+    buf += hot * c->top_k * s * b / t * h * (db + 2);
+  }
+  return buf;
 }
 
 int ts_work_memory(const ts_workload *w, uint32_t stage,
@@ -97,26 +168,24 @@ int ts_work_memory(const ts_workload *w, uint32_t stage,
   if (stage >= c.pp || work_validate(w, NULL)) return TS_EINVALID;
   double dense, expert;
   work_stage_params(&c, stage, &dense, &expert);
-  double gd = (double)c.dp * c.cp, ge = gd / c.ep;
+  double sd = work_state_shards(&c, false), se = work_state_shards(&c, true);
   double z = c.zero_stage, gb = c.grad_dtype == WORK_GRAD_FP32 ? 4 : 2;
-  double wts = 2 * (z >= 3 ? dense / gd + expert / ge : dense + expert);
-  double grads = gb * (z >= 2 ? dense / gd + expert / ge : dense + expert);
-  double opt = 12 * (z >= 1 ? dense / gd + expert / ge : dense + expert);
+  double ob = gb == 2 ? 16 : 12; /* + fp32 main gradients when bf16 */
+  double wts = 2 * (z >= 3 ? dense / sd + expert / se : dense + expert);
+  double grads = gb * (z >= 2 ? dense / sd + expert / se : dense + expert);
+  double opt = ob * (z >= 1 ? dense / sd + expert / se : dense + expert);
   double hot = c.experts ? work_moe_hot_factor(&c) : 0;
-  double act = 0;
-  uint32_t first, count;
-  work_stage_layers(&c, stage, 0, &first, &count);
-  for (uint32_t l = first; l < first + count; l++)
-    act += layer_activations(&c, l, hot); /* chunks hold alike layers */
-  act *= in_flight(&c, stage);
-  if (stage == c.pp - 1)
+  double act = stage_activations(&c, stage, hot);
+  if (stage == c.pp - 1 || (c.schedule == WORK_DUALPIPE && stage == 0))
     act += 4.0 * c.seq_len / c.cp * c.micro_batch * c.vocab / c.tp;
   /* Saturating: huge dimensions give UINT64_MAX (refused by the fit check),
    * never a value wrapped by llround or by the sum. */
+  double buf = stage_buffers(&c, stage, hot);
   out->weights = ts_double_to_u64_sat(wts);
   out->grads = ts_double_to_u64_sat(grads);
   out->optimizer = ts_double_to_u64_sat(opt);
   out->activations = ts_double_to_u64_sat(act);
-  out->total = ts_double_to_u64_sat(wts + grads + opt + act);
+  out->buffers = ts_double_to_u64_sat(buf);
+  out->total = ts_double_to_u64_sat(wts + grads + opt + act + buf);
   return 0;
 }

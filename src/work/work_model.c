@@ -17,6 +17,11 @@ void work_derive(const ts_workload *w, work_cfg *c) {
   if (!c->head_dim) c->head_dim = c->heads ? c->hidden / c->heads : 0;
   if (!c->expert_ffn_hidden) c->expert_ffn_hidden = c->ffn_hidden;
   if (c->distributed_optimizer && c->zero_stage < 1) c->zero_stage = 1;
+  /* fsdp/hsdp shard the states like ZeRO-1 (unsharded weights and a local
+   * gradient accumulator live through the step, Llama 3's choice) */
+  if (c->dp_mode != WORK_DP_ZERO) c->zero_stage = 1;
+  if (c->dp_mode != WORK_DP_HSDP || !c->shard_group)
+    c->shard_group = c->dp * c->cp;
   if (c->schedule != WORK_INTERLEAVED) c->virtual_stages = 1;
   if (c->experts == 0) c->top_k = 0;
   if (!c->dp_bucket) {
@@ -68,7 +73,37 @@ int work_parse_order(const char *s, int perm[WORK_D_COUNT], char *why,
 }
 
 uint32_t work_chunks(const work_cfg *c) {
+  if (c->schedule == WORK_DUALPIPE) return 2;
   return c->schedule == WORK_INTERLEAVED ? c->virtual_stages : 1;
+}
+
+uint32_t work_positions(const work_cfg *c) {
+  return c->schedule == WORK_DUALPIPE ? c->pp : c->pp * work_chunks(c);
+}
+
+uint32_t work_chunk_pos(const work_cfg *c, uint32_t stage, uint32_t chunk) {
+  if (c->schedule == WORK_DUALPIPE) return chunk ? c->pp - 1 - stage : stage;
+  return chunk * c->pp + stage;
+}
+
+bool work_chunk_peer(const work_cfg *c, uint32_t stage, uint32_t chunk,
+                     uint32_t dir, uint32_t *peer, uint32_t *peer_chunk) {
+  uint32_t pos = work_chunk_pos(c, stage, chunk), P = work_positions(c);
+  if (dir == 0 ? pos + 1 >= P : pos == 0) return false;
+  uint32_t to = dir == 0 ? pos + 1 : pos - 1;
+  if (c->schedule == WORK_DUALPIPE) {
+    *peer = chunk ? c->pp - 1 - to : to;
+    *peer_chunk = chunk;
+  } else {
+    *peer = to % c->pp;
+    *peer_chunk = to / c->pp;
+  }
+  return true;
+}
+
+uint32_t work_chunk_microbatches(const work_cfg *c) {
+  uint32_t m = work_microbatches(c);
+  return c->schedule == WORK_DUALPIPE ? m / 2 : m;
 }
 
 uint32_t work_dtype_bytes(const work_cfg *c) {
@@ -86,30 +121,58 @@ bool work_layer_is_moe(const work_cfg *c, uint32_t layer) {
   return (layer - c->first_dense) % c->moe_freq == 0;
 }
 
+/* Layers in model chunk `chunk` of stage `stage`. Stages other than a
+ * first/last stage with its own count split the rest evenly; a stage's
+ * layers split over its v chunks as evenly as possible, the first stage
+ * putting the shorter chunks first (the embedding sits in chunk 0) and the
+ * last stage last (the output layer sits in chunk v-1): Llama 3 405B's
+ * 126 layers on 16 stages with first = last = 7 leave one layer out of the
+ * first and the last virtual stage. */
+static uint32_t chunk_count(const work_cfg *c, uint32_t stage, uint32_t chunk) {
+  uint32_t v = work_chunks(c), pp = c->pp;
+  uint32_t f = c->first_stage_layers, l = pp > 1 ? c->last_stage_layers : 0;
+  if (pp == 1) f = c->layers; /* one stage holds everything */
+  else if (!f && !l) return c->layers / (pp * v);
+  uint32_t n, rev = 0;
+  if (stage == 0 && f) n = f, rev = 1;
+  else if (stage == pp - 1 && l) n = l;
+  else {
+    uint32_t rest = pp - (f ? 1 : 0) - (l ? 1 : 0);
+    n = rest ? (c->layers - f - l) / rest : 0;
+  }
+  uint32_t base = n / v, extra = n % v; /* `extra` chunks get one more */
+  if (rev) return base + (chunk >= v - extra ? 1 : 0);
+  return base + (chunk < extra ? 1 : 0);
+}
+
 void work_stage_layers(const work_cfg *c, uint32_t stage, uint32_t chunk,
                        uint32_t *first, uint32_t *count) {
-  uint32_t v = work_chunks(c), pp = c->pp;
-  if (v > 1 || (!c->first_stage_layers && !c->last_stage_layers)) {
-    uint32_t per = c->layers / (pp * v);
-    *first = (chunk * pp + stage) * per;
+  if (c->schedule == WORK_DUALPIPE) { /* the 1F1B split, by position */
+    work_cfg one = *c;
+    one.schedule = WORK_1F1B;
+    work_stage_layers(&one, work_chunk_pos(c, stage, chunk), 0, first, count);
+    return;
+  }
+  uint32_t pp = c->pp, g = chunk * pp + stage, at = 0;
+  if (!c->first_stage_layers && !c->last_stage_layers) {
+    uint32_t per = c->layers / (pp * work_chunks(c));
+    *first = g * per;
     *count = per;
     return;
   }
-  uint32_t f = c->first_stage_layers, l = pp > 1 ? c->last_stage_layers : 0;
-  uint32_t rest = pp - (f ? 1 : 0) - (l ? 1 : 0);
-  uint32_t per = rest ? (c->layers - f - l) / rest : 0;
-  if (stage == 0 && f) {
-    *first = 0;
-    *count = pp == 1 ? c->layers : f;
-    return;
-  }
-  if (stage == pp - 1 && l) {
-    *first = c->layers - l;
-    *count = l;
-    return;
-  }
-  *first = f + (stage - (f ? 1 : 0)) * per;
-  *count = per;
+  for (uint32_t k = 0; k < g; k++) at += chunk_count(c, k % pp, k / pp);
+  *first = at;
+  *count = chunk_count(c, stage, chunk);
+}
+
+double work_attn_pairs(const work_cfg *c, uint32_t layer) {
+  double s = c->seq_len;
+  if (c->attention == WORK_ATTN_FULL) return s * s;
+  bool global = c->full_every && (layer + 1) % c->full_every == 0;
+  double w = c->window;
+  if (!w || global || w >= s) return s * (s + 1) / 2;
+  /* query i sees keys max(0, i - W + 1) .. i: the first W see i + 1 */
+  return w * (w + 1) / 2 + (s - w) * w;
 }
 
 void work_layer_params(const work_cfg *c, uint32_t layer, double *dense,
@@ -140,6 +203,13 @@ double work_moe_rank_share(const work_cfg *c, uint32_t ep_rank) {
   return share;
 }
 
+double work_state_shards(const work_cfg *c, bool expert) {
+  if (c->zero_stage == 0) return 1;
+  double g = (double)c->dp * c->cp / (expert ? c->ep : 1);
+  /* HSDP: dense states over the shard group; expert states over theirs */
+  return !expert && c->dp_mode == WORK_DP_HSDP ? c->shard_group : g;
+}
+
 void work_gib(uint64_t bytes, char *buf, size_t len) {
   snprintf(buf, len, "%.1f", (double)bytes / (double)(1ull << 30));
 }
@@ -149,34 +219,43 @@ void work_gib(uint64_t bytes, char *buf, size_t len) {
 
 static int check_split(const ts_workload *w, const work_cfg *c, ts_diag *d) {
   uint32_t v = work_chunks(c), L = c->layers, pp = c->pp;
-  if (v > 1) {
-    if (c->first_stage_layers || c->last_stage_layers)
-      return FAIL("first_stage_layers", "first_stage_layers/last_stage_layers cannot be combined "
-                  "with the interleaved schedule");
-    if (L % (pp * v))
-      return FAIL("layers", "layers = %u is not divisible by pp * virtual_stages = %u * "
-                  "%u = %u (remainder %u)", L, pp, v, pp * v, L % (pp * v));
+  if (v > 1 && c->schedule == WORK_INTERLEAVED) {
     uint32_t m = work_microbatches(c);
     if (pp > 1 && m % pp)
-      return FAIL("global_batch", "interleaved schedule needs micro-batches (%u) divisible by "
-                  "pp = %u (remainder %u)", m, pp, m % pp);
-    return 0;
+      return FAIL("global_batch", "interleaved schedule needs micro-batches "
+                  "(%u) divisible by pp = %u (remainder %u)", m, pp, m % pp);
+  }
+  if (c->schedule == WORK_DUALPIPE) {
+    uint32_t m = work_microbatches(c);
+    if (pp % 2 || m < 2 * pp || m % 2)
+      return FAIL("schedule", "dualpipe needs an even pp (%u) and an even "
+                  "number of micro-batches (%u) of at least 2 * pp", pp, m);
+    if (c->zero_stage >= 2)
+      return FAIL("zero_stage", "dualpipe runs with ZeRO stage 0 or 1 here "
+                  "(zero_stage = %u)", c->zero_stage);
+    v = 1; /* each chunk is one stage of the 1F1B split */
   }
   uint32_t f = c->first_stage_layers, l = pp > 1 ? c->last_stage_layers : 0;
   if (!f && !l) {
+    if (L % (pp * v) && v > 1)
+      return FAIL("layers", "layers = %u is not divisible by pp * "
+                  "virtual_stages = %u * %u = %u (remainder %u)", L, pp, v,
+                  pp * v, L % (pp * v));
     if (L % pp)
-      return FAIL("layers", "layers = %u is not divisible by pp = %u (remainder %u)", L,
-                  pp, L % pp);
+      return FAIL("layers", "layers = %u is not divisible by pp = %u "
+                  "(remainder %u)", L, pp, L % pp);
     return 0;
   }
   uint32_t rest = pp - (f ? 1 : 0) - (l ? 1 : 0);
   if ((uint64_t)f + l > L || (pp == 1 && f != L))
-    return FAIL("first_stage_layers", "first_stage_layers + last_stage_layers = %u exceeds or "
-                "misses layers = %u", f + l, L);
-  if (rest == 0 ? f + l != L : (L - f - l) % rest)
-    return FAIL("first_stage_layers", "layers - first_stage_layers - last_stage_layers = %u is not "
-                "divisible by the %u other stages (remainder %u)", L - f - l,
-                rest, rest ? (L - f - l) % rest : L - f - l);
+    return FAIL("first_stage_layers", "first_stage_layers + "
+                "last_stage_layers = %u exceeds or misses layers = %u", f + l,
+                L);
+  if (rest == 0 ? f + l != L : (L - f - l) % (rest * v))
+    return FAIL("first_stage_layers", "layers - first_stage_layers - "
+                "last_stage_layers = %u is not divisible by the %u other "
+                "stages x %u virtual stages (remainder %u)", L - f - l, rest,
+                v, rest ? (L - f - l) % (rest * v) : L - f - l);
   return 0;
 }
 
@@ -213,6 +292,9 @@ int work_validate(const ts_workload *w, ts_diag *d) {
   if (c.kv_heads > c.heads || c.heads % c.kv_heads)
     return FAIL("kv_heads", "heads = %u is not a multiple of kv_heads = %u", c.heads,
                 c.kv_heads);
+  if (c.window && c.attention == WORK_ATTN_FULL)
+    return FAIL("sliding_window", "sliding_window = %u needs attention: "
+                "causal (a window over past tokens)", c.window);
   if (c.seq_len % c.cp)
     return FAIL("seq_len", "seq_len = %u is not divisible by cp = %u (remainder %u)",
                 c.seq_len, c.cp, c.seq_len % c.cp);
@@ -222,13 +304,23 @@ int work_validate(const ts_workload *w, ts_diag *d) {
                 "* %u = %llu (remainder %llu)", c.global_batch, c.micro_batch,
                 c.dp, (unsigned long long)per,
                 (unsigned long long)(c.global_batch % per));
+  uint32_t grad = c.dp * c.cp;
+  if (c.dp_mode == WORK_DP_HSDP && grad % c.shard_group)
+    return FAIL("shard_group", "shard_group = %u must divide the gradient "
+                "group dp * cp = %u (remainder %u)", c.shard_group, grad,
+                grad % c.shard_group);
+  if (c.dp_mode != WORK_DP_ZERO && w->cfg.zero_stage >= 2)
+    return FAIL("dp_mode", "dp_mode %s reduces gradients once per step; "
+                "zero_stage = %u asks for a reduce-scatter every micro-batch: "
+                "set one",
+                c.dp_mode == WORK_DP_FSDP ? "fsdp" : "hsdp", w->cfg.zero_stage);
   int rc = check_split(w, &c, d);
   return rc ? rc : check_moe(w, &c, d);
 }
 
 const char *ts_group_name(ts_group g) {
   static const char *const n[] = {"tp", "cp", "ep", "dp", "pp", "grad",
-                                  "expert_grad"};
+                                  "expert_grad", "shard", "replica"};
   return (unsigned)g < TS_GROUP_COUNT ? n[g] : "?";
 }
 

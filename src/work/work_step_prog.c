@@ -44,6 +44,7 @@ typedef struct range {
 
 typedef struct dp_queue {
   uint32_t *idx;   /* descriptor indices, in order */
+  uint32_t *ord;   /* prefetch: ordinal of each on its stream */
   uint32_t n, next;
   double total;    /* bytes over all of them */
   double issued;   /* bytes issued so far */
@@ -53,6 +54,8 @@ typedef struct builder {
   const work_cfg *c;
   step_prog *p;
   uint32_t stage, v, m, pp;
+  uint32_t mlast;          /* micro-batches per chunk (DualPipe: m / 2) */
+  bool scratch;            /* building a unit aside: ordinals not stored */
   const ts_op *ops;
   const ts_comm_desc *descs;
   size_t ndescs;
@@ -60,9 +63,10 @@ typedef struct builder {
   ts_time_ps edge[2][2];   /* [embed/logits][fwd/bwd] */
   ts_time_ps optimizer;
   dp_queue final[2];       /* gradient reduction: dense, expert */
+  dp_queue pre[2];         /* fsdp weight all-gathers, once per step */
   uint32_t *per_mb;        /* per-micro-batch DP descriptors */
-  uint32_t nper_mb, *step_ag, nstep_ag;
-  uint32_t layers_total, layers_done;
+  uint32_t nper_mb, *step_ag, nstep_ag, *pre_opt, npre_opt;
+  uint32_t layers_total, layers_done, fwd_done;
   /* deferred waits: (group, ordinal); armed once a compute follows */
   uint8_t dg[64];
   uint32_t dord[64];
@@ -121,6 +125,7 @@ static void comp(builder *B, ts_time_ps t, ts_phase ph, int32_t layer) {
 
 static uint32_t ordinal(builder *B, uint32_t g, uint32_t at) {
   step_prog *p = B->p;
+  if (B->scratch) return p->nords[g]++; /* renumbered when merged */
   if (p->nords[g] == p->capords[g]) {
     uint32_t cap = p->capords[g] ? 2 * p->capords[g] : 64;
     uint32_t *v = realloc(p->ords[g], (size_t)cap * sizeof *v);
@@ -314,9 +319,8 @@ static void recv(builder *B, uint32_t dir, uint32_t ch, uint32_t mb) {
 }
 
 static void send(builder *B, uint32_t dir, uint32_t ch, uint32_t mb) {
-  uint32_t s = B->stage, pp = B->pp;
-  uint32_t peer = dir == 0 ? (s + 1) % pp : (s + pp - 1) % pp;
-  uint32_t rch = dir == 0 ? (s + 1 < pp ? ch : ch + 1) : (s > 0 ? ch : ch - 1);
+  uint32_t peer, rch;
+  if (!work_chunk_peer(B->c, B->stage, ch, dir, &peer, &rch)) return;
   flush_waits(B, true);
   step_ins *in = emit(B, SI_SEND);
   if (!in) return;
@@ -355,12 +359,38 @@ static void issue_buckets(builder *B, bool force) {
   }
 }
 
+/* fsdp: every weight all-gather is issued when the step starts ... */
+static void prefetch_issue(builder *B) {
+  for (int q = 0; q < 2; q++)
+    for (uint32_t i = 0; i < B->pre[q].n; i++)
+      B->pre[q].ord[i] = issue(B, &B->descs[B->pre[q].idx[i]], 0);
+}
+
+/* ... and the first micro-batch's forward waits, before each layer, for
+ * that layer's share of the stage's weights (uniform per layer, as FSDP
+ * prefetches the next layer's shard while this one computes). */
+static void prefetch_wait(builder *B) {
+  B->fwd_done++;
+  for (int q = 0; q < 2; q++) {
+    dp_queue *Q = &B->pre[q];
+    double target = B->layers_total
+                        ? Q->total * B->fwd_done / B->layers_total : Q->total;
+    while (Q->next < Q->n && Q->issued < target - 0.5) {
+      const ts_comm_desc *x = &B->descs[Q->idx[Q->next]];
+      wait_for(B, x->group_kind, Q->ord[Q->next]);
+      Q->issued += (double)x->bytes;
+      Q->next++;
+    }
+  }
+}
+
+/* Pipeline position of chunk ch on this stage, and the last position. */
 static uint32_t vstage(const builder *B, uint32_t ch) {
-  return ch * B->pp + B->stage;
+  return work_chunk_pos(B->c, B->stage, ch);
 }
 
 static void fwd_unit(builder *B, uint32_t ch, uint32_t mb) {
-  uint32_t g = vstage(B, ch), first, count;
+  uint32_t g = vstage(B, ch), first, count, P = work_positions(B->c);
   B->chunk = (int)ch;
   B->micro = (int)mb;
   bool pipe = B->pp > 1; /* pp = 1 with chunks: activations stay local */
@@ -368,26 +398,28 @@ static void fwd_unit(builder *B, uint32_t ch, uint32_t mb) {
   if (ch == 0) dp_per_mb(B, TS_PHASE_FWD, TS_COLL_ALL_GATHER, true);
   if (g == 0) comp(B, B->edge[0][0], TS_PHASE_FWD, -1);
   work_stage_layers(B->c, B->stage, ch, &first, &count);
-  for (uint32_t l = first; l < first + count; l++)
+  for (uint32_t l = first; l < first + count; l++) {
+    if (mb == 0) prefetch_wait(B);
     emit_layer(B, l, TS_PHASE_FWD);
-  if (g + 1 == B->pp * B->v) comp(B, B->edge[1][0], TS_PHASE_FWD, -1);
+  }
+  if (g + 1 == P) comp(B, B->edge[1][0], TS_PHASE_FWD, -1);
   flush_waits(B, true);
-  if (pipe && g + 1 < B->pp * B->v) send(B, 0, ch, mb);
+  if (pipe && g + 1 < P) send(B, 0, ch, mb);
 }
 
 static void bwd_unit(builder *B, uint32_t ch, uint32_t mb) {
-  uint32_t g = vstage(B, ch), first, count;
+  uint32_t g = vstage(B, ch), first, count, P = work_positions(B->c);
   B->chunk = (int)ch;
   B->micro = (int)mb;
   bool pipe = B->pp > 1;
-  if (pipe && g + 1 < B->pp * B->v) recv(B, 1, ch, mb);
+  if (pipe && g + 1 < P) recv(B, 1, ch, mb);
   if (ch + 1 == B->v) dp_per_mb(B, TS_PHASE_BWD, TS_COLL_ALL_GATHER, true);
-  if (g + 1 == B->pp * B->v) comp(B, B->edge[1][1], TS_PHASE_BWD, -1);
+  if (g + 1 == P) comp(B, B->edge[1][1], TS_PHASE_BWD, -1);
   work_stage_layers(B->c, B->stage, ch, &first, &count);
   for (uint32_t l = first + count; l-- > first;) {
     emit_layer(B, l, TS_PHASE_RECOMPUTE);
     emit_layer(B, l, TS_PHASE_BWD);
-    if (mb + 1 == B->m) {
+    if (mb + 1 == B->mlast) {
       B->layers_done++;
       issue_buckets(B, false);
     }
@@ -419,8 +451,163 @@ static void run_unit(builder *B, uint32_t k, bool bwd) {
   else fwd_unit(B, ch, mb);
 }
 
+/* ---- overlapped forward/backward pairs ------------------------------ *
+ * DualPipe (and ep_comm_overlap for 1F1B / interleaved) runs the forward
+ * of one micro-batch and the backward of another as one pair whose EP
+ * all-to-alls hide behind the other's compute (DeepSeek-V3 report, figure
+ * 4). Each unit is built aside into its own instruction list; the two
+ * lists then merge: copy one until it must wait for one of its EP
+ * collectives, switch to the other (whose compute now runs while the
+ * all-to-all is in flight), come back when that one waits too. Each list
+ * keeps its own order, so every unit's dependencies hold; collectives are
+ * renumbered on their streams in merged issue order. */
+
+typedef struct aside {
+  step_prog p;
+  uint32_t at;
+  bool held;                       /* stopped at an EP wait */
+  uint32_t base[TS_GROUP_COUNT];   /* main ordinals before the unit */
+  uint32_t *map[TS_GROUP_COUNT];   /* aside ordinal - base -> main */
+} aside;
+
+static void build_aside(builder *B, aside *A, bool bwd, uint32_t ch,
+                        uint32_t mb) {
+  memset(A, 0, sizeof *A);
+  step_prog *main = B->p;
+  memcpy(A->base, main->nords, sizeof A->base);
+  memcpy(A->p.nords, main->nords, sizeof A->p.nords);
+  B->p = &A->p;
+  B->scratch = true;
+  if (bwd) bwd_unit(B, ch, mb);
+  else fwd_unit(B, ch, mb);
+  B->p = main;
+  B->scratch = false;
+  main->compute += A->p.compute;
+  for (int g = 0; g < TS_GROUP_COUNT && !A->p.fail; g++) {
+    uint32_t n = A->p.nords[g] - A->base[g];
+    if (n && !(A->map[g] = malloc(n * sizeof *A->map[g]))) A->p.fail = 1;
+  }
+  if (A->p.fail) main->fail = 1;
+}
+
+static void aside_free(aside *A) {
+  free(A->p.ins);
+  for (int g = 0; g < TS_GROUP_COUNT; g++) free(A->map[g]);
+}
+
+static void copy_ins(builder *B, aside *A, const step_ins *in) {
+  step_ins *o = emit(B, in->op);
+  if (!o) return;
+  *o = *in;
+  uint32_t g = in->group;
+  if (in->op == SI_COLL) {
+    o->ord = ordinal(B, g, B->p->n - 1);
+    A->map[g][in->ord - A->base[g]] = o->ord;
+  } else if (in->op == SI_WAIT && in->ord >= A->base[g]) {
+    o->ord = A->map[g][in->ord - A->base[g]];
+  }
+}
+
+static void merge(builder *B, aside *x, aside *y) {
+  aside *cur = x, *oth = y;
+  while (!B->p->fail) {
+    if (cur->at >= cur->p.n) {
+      if (oth->at >= oth->p.n) break;
+      aside *t = cur;
+      cur = oth, oth = t;
+      continue;
+    }
+    const step_ins *in = &cur->p.ins[cur->at];
+    if (in->op == SI_WAIT && in->group == TS_GROUP_EP && !cur->held &&
+        oth->at < oth->p.n) {
+      cur->held = true;
+      aside *t = cur;
+      cur = oth, oth = t;
+      continue;
+    }
+    cur->held = false;
+    copy_ins(B, cur, in);
+    cur->at++;
+  }
+}
+
+/* Forward (fch, fmb) and backward (bch, bmb), overlapped when asked and
+ * independent (not the same micro-batch of the same chunk, whose backward
+ * needs its own forward done). */
+static void pair(builder *B, uint32_t fch, uint32_t fmb, uint32_t bch,
+                 uint32_t bmb, bool overlap) {
+  if (!overlap || (fch == bch && fmb == bmb) || B->c->experts == 0) {
+    fwd_unit(B, fch, fmb);
+    bwd_unit(B, bch, bmb);
+    return;
+  }
+  aside f, b;
+  build_aside(B, &f, false, fch, fmb);
+  build_aside(B, &b, true, bch, bmb);
+  if (!B->p->fail) merge(B, &f, &b);
+  aside_free(&f);
+  aside_free(&b);
+}
+
+/* ---- DualPipe (DeepSeek-V3; deepseek-ai/DualPipe's step order) ------- *
+ * Rank s holds two chunks: chunk 0 = position s of the forward direction,
+ * chunk 1 = position pp-1-s of the reverse direction; each direction
+ * carries m/2 micro-batches. Phase 0 of the reference code is the
+ * direction in which the rank sits in the first half of the pipeline. The
+ * weight-gradient split of zero-bubble steps (W) stays inside B here. */
+
+typedef struct dual {
+  builder *B;
+  uint32_t flip, f[2], b[2];
+} dual;
+
+static void dual_f(dual *D, uint32_t phase) {
+  uint32_t ch = phase ^ D->flip;
+  if (D->f[ch] < D->B->mlast) fwd_unit(D->B, ch, D->f[ch]++);
+}
+
+static void dual_b(dual *D, uint32_t phase) {
+  uint32_t ch = phase ^ D->flip;
+  if (D->b[ch] < D->B->mlast) bwd_unit(D->B, ch, D->b[ch]++);
+}
+
+static void dual_fb(dual *D, uint32_t pf, uint32_t pb) {
+  uint32_t cf = pf ^ D->flip, cb = pb ^ D->flip;
+  if (D->f[cf] >= D->B->mlast) return dual_b(D, pb);
+  if (D->b[cb] >= D->B->mlast) return dual_f(D, pf);
+  uint32_t fm = D->f[cf]++, bm = D->b[cb]++;
+  pair(D->B, cf, fm, cb, bm, true);
+}
+
+static void dualpipe(builder *B) {
+  uint32_t pp = B->pp, H = pp / 2, N = B->mlast;
+  uint32_t hr = B->stage < pp - 1 - B->stage ? B->stage : pp - 1 - B->stage;
+  bool middle = hr == H - 1;
+  dual D = {B, B->stage >= H, {0, 0}, {0, 0}};
+  for (uint32_t i = 0; i < (H - hr - 1) * 2; i++) dual_f(&D, 0); /* nF0 */
+  for (uint32_t i = 0; i < hr + 1; i++) dual_f(&D, 0), dual_f(&D, 1);
+  for (uint32_t i = 0; i < H - hr - 1; i++) dual_b(&D, 1), dual_f(&D, 1);
+  for (uint32_t i = 0; i + pp < N + hr + 1; i++) { /* main: nF0B1F1B0 */
+    if (i == 0 && middle) dual_f(&D, 0), dual_b(&D, 1);
+    else dual_fb(&D, 0, 1);
+    dual_fb(&D, 1, 0);
+  }
+  for (uint32_t i = 0; i < H - hr - 1; i++) dual_b(&D, 1), dual_fb(&D, 1, 0);
+  for (uint32_t i = 0; i < hr + 1; i++) dual_b(&D, 1), dual_b(&D, 0);
+  for (uint32_t i = 0; i < H - hr - 1; i++) dual_b(&D, 0);
+  for (uint32_t ch = 0; ch < 2; ch++) { /* guards: every unit runs once */
+    while (D.f[ch] < N) fwd_unit(B, ch, D.f[ch]++);
+    while (D.b[ch] < N) bwd_unit(B, ch, D.b[ch]++);
+  }
+}
+
 static void schedule(builder *B) {
   uint32_t total = B->m * B->v, warm;
+  prefetch_issue(B);
+  if (B->c->schedule == WORK_DUALPIPE) {
+    dualpipe(B);
+    return;
+  }
   if (B->c->schedule == WORK_GPIPE) {
     for (uint32_t k = 0; k < total; k++) run_unit(B, k, false);
     for (uint32_t k = 0; k < total; k++) run_unit(B, k, true);
@@ -431,8 +618,10 @@ static void schedule(builder *B) {
   if (warm > total) warm = total;
   for (uint32_t k = 0; k < warm; k++) run_unit(B, k, false);
   for (uint32_t k = 0; k + warm < total; k++) {
-    run_unit(B, warm + k, false);
-    run_unit(B, k, true);
+    uint32_t fch, fmb, bch, bmb;
+    unit_of(B, warm + k, false, &fch, &fmb);
+    unit_of(B, k, true, &bch, &bmb);
+    pair(B, fch, fmb, bch, bmb, B->c->ep_comm_overlap);
   }
   for (uint32_t k = total - warm; k < total; k++) run_unit(B, k, true);
 }
@@ -443,9 +632,15 @@ static void finish(builder *B) {
   flush_waits(B, true);
   B->chunk = -1;
   B->micro = -1;
-  static const uint8_t gk[2] = {TS_GROUP_GRAD, TS_GROUP_EXPERT_GRAD};
-  for (int i = 0; i < 2; i++)
+  static const uint8_t gk[3] = {TS_GROUP_GRAD, TS_GROUP_EXPERT_GRAD,
+                                TS_GROUP_SHARD};
+  for (int i = 0; i < 3; i++)
     if (B->p->nords[gk[i]]) wait_for(B, gk[i], B->p->nords[gk[i]] - 1);
+  /* HSDP: the shards' all-reduce over replicas needs the reduce-scatter */
+  for (uint32_t i = 0; i < B->npre_opt; i++)
+    issue(B, &B->descs[B->pre_opt[i]], 0);
+  if (B->p->nords[TS_GROUP_REPLICA])
+    wait_for(B, TS_GROUP_REPLICA, B->p->nords[TS_GROUP_REPLICA] - 1);
   comp(B, B->optimizer, TS_PHASE_STEP, -1);
   for (uint32_t i = 0; i < B->nstep_ag; i++)
     issue(B, &B->descs[B->step_ag[i]], 0);
@@ -477,7 +672,14 @@ static int index_descs(builder *B) {
   B->step_ag = malloc((n + 1) * sizeof *B->step_ag);
   B->final[0].idx = malloc((n + 1) * sizeof(uint32_t));
   B->final[1].idx = malloc((n + 1) * sizeof(uint32_t));
-  if (!B->per_mb || !B->step_ag || !B->final[0].idx || !B->final[1].idx)
+  B->pre_opt = malloc((n + 1) * sizeof *B->pre_opt);
+  for (int q = 0; q < 2; q++) {
+    B->pre[q].idx = malloc((n + 1) * sizeof(uint32_t));
+    B->pre[q].ord = malloc((n + 1) * sizeof(uint32_t));
+    if (!B->pre[q].idx || !B->pre[q].ord) return TS_ENOMEM;
+  }
+  if (!B->per_mb || !B->step_ag || !B->final[0].idx || !B->final[1].idx ||
+      !B->pre_opt)
     return TS_ENOMEM;
   for (size_t i = 0; i < n; i++) {
     const ts_comm_desc *x = &B->descs[i];
@@ -489,8 +691,14 @@ static int index_descs(builder *B) {
       continue;
     } else if (x->per_microbatch) {
       B->per_mb[B->nper_mb++] = (uint32_t)i;
+    } else if (x->phase == TS_PHASE_STEP && x->kind == TS_COLL_ALL_REDUCE) {
+      B->pre_opt[B->npre_opt++] = (uint32_t)i;
     } else if (x->phase == TS_PHASE_STEP) {
       B->step_ag[B->nstep_ag++] = (uint32_t)i;
+    } else if (x->phase == TS_PHASE_FWD) {
+      dp_queue *Q = &B->pre[x->group_kind == TS_GROUP_EXPERT_GRAD];
+      Q->idx[Q->n++] = (uint32_t)i;
+      Q->total += (double)x->bytes;
     } else {
       dp_queue *Q = &B->final[x->group_kind == TS_GROUP_EXPERT_GRAD];
       Q->idx[Q->n++] = (uint32_t)i;
@@ -507,6 +715,11 @@ static void builder_free(builder *B) {
   free(B->step_ag);
   free(B->final[0].idx);
   free(B->final[1].idx);
+  free(B->pre_opt);
+  for (int q = 0; q < 2; q++) {
+    free(B->pre[q].idx);
+    free(B->pre[q].ord);
+  }
 }
 
 void step_prog_free(step_prog *p) {
@@ -527,6 +740,7 @@ int step_prog_build(const work_cfg *c, uint32_t stage, const ts_op *ops,
   B.stage = stage;
   B.v = work_chunks(c);
   B.m = work_microbatches(c);
+  B.mlast = work_chunk_microbatches(c);
   B.pp = c->pp;
   B.ops = ops;
   B.descs = descs;
