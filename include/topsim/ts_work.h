@@ -160,6 +160,23 @@ uint32_t ts_workload_microbatches(const ts_workload *w);
 /* Sequences per step (training.global_batch). */
 uint32_t ts_workload_global_batch(const ts_workload *w);
 
+/* Effective values of the keys a sweep varies or checks (defaults filled
+ * in). schedule: 0 gpipe, 1 1f1b, 2 interleaved (ts_schedule_name);
+ * recompute: 0 none, 1 selective, 2 full (ts_recompute_name); zero_stage
+ * counts distributed_optimizer as stage 1; order is owned by w. */
+typedef struct ts_workload_shape {
+  uint32_t layers, heads, kv_heads, seq_len, experts, top_k;
+  uint32_t global_batch, micro_batch, schedule, virtual_stages, recompute;
+  uint32_t zero_stage, first_stage_layers, last_stage_layers, gpus;
+  const char *order;
+} ts_workload_shape;
+
+/* Fills *out from w. */
+void ts_workload_shape_get(const ts_workload *w, ts_workload_shape *out);
+/* "gpipe", "1f1b", "interleaved" for 0..2, else "?". */
+const char *ts_schedule_name(uint32_t s);
+/* "none", "selective", "full" for 0..2, else "?". */
+const char *ts_recompute_name(uint32_t r);
 /* One effective setting (defaults and derived values filled in, as the
  * models use them): section and key as in the file, value typed. */
 typedef enum ts_setting_kind { TS_SET_INT, TS_SET_REAL, TS_SET_BOOL,
@@ -186,6 +203,11 @@ size_t ts_workload_settings(const ts_workload *w, ts_setting *out, size_t max);
 int ts_work_map(const ts_workload *w, const ts_topo *t, ts_mapping **out,
                 ts_diag *d);
 void ts_mapping_free(ts_mapping *m); /* NULL is fine */
+/* The layout checks of ts_work_map that need no topology (divisibility of
+ * heads, sequence, layers, batch; experts): 0 or TS_EINVALID naming the
+ * constraint. Cheap: no allocation. */
+int ts_work_validate(const ts_workload *w, ts_diag *d);
+
 uint32_t ts_mapping_ranks(const ts_mapping *m);
 /* Labels of rank r (< ranks); owned by m. */
 const ts_rank_label *ts_mapping_rank(const ts_mapping *m, uint32_t r);
@@ -208,7 +230,8 @@ int ts_work_memory(const ts_workload *w, uint32_t stage,
 /* Operations of one micro-batch (forward, backward, recompute) on a GPU of
  * pipeline stage `stage` holding EP rank `ep_rank`, followed by the
  * once-per-step optimizer op. *out is malloc'ed (caller frees). Returns 0,
- * TS_EINVALID (bad stage/ep_rank) or TS_ENOMEM. */
+ * TS_EINVALID (bad stage/ep_rank), TS_ELIMIT (more ops than the descriptor
+ * budget, ts_budget.h) or TS_ENOMEM. */
 int ts_work_ops(const ts_workload *w, const ts_gpu_model *gpu, uint32_t stage,
                 uint32_t ep_rank, ts_op **out, size_t *n);
 /* Model FLOPs of one training iteration summed over all GPUs (uniform
@@ -218,7 +241,8 @@ double ts_work_step_flops(const ts_workload *w);
 double ts_work_step_model_flops(const ts_workload *w);
 
 /* Collectives rank `rank` takes part in during one step. *out is
- * malloc'ed (caller frees). Returns 0, TS_EINVALID or TS_ENOMEM. */
+ * malloc'ed (caller frees). Returns 0, TS_EINVALID, TS_ELIMIT (over the
+ * descriptor budget) or TS_ENOMEM. */
 int ts_work_comm(const ts_workload *w, const ts_mapping *m, uint32_t rank,
                  ts_comm_desc **out, size_t *n);
 /* Sums descriptors into per-group volumes. */
