@@ -66,6 +66,7 @@ usage "are for sendrecv" "$topo" --op all_reduce --pattern permutation
 usage "--op all_to_allv: expected" "$topo" --op all_to_allv
 usage "--algo fastest: expected" "$topo" --op all_reduce --algo fastest
 usage "NVLS needs one host with an NVSwitch" "$topo" --op all_gather --algo nvls --nodes 1
+usage "NVLS runs only the Simple protocol" "$src/topologies/dgx-h100.yaml" --op all_reduce --algo nvls --proto LL128 -b 1M -e 1M
 
 # Collectives: a golden nccl-tests table, JSON rows with the chosen algorithm.
 "$bin" bench "$src/topologies/dgx-a100.yaml" --op all_reduce -b 8 -e 1G -f 64 > "$tmp/g2.txt"
