@@ -11,7 +11,9 @@ fail=0
 pass=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-ln -s "$src/topologies" "$tmp/topologies"
+# A copy, not a link: README examples write files (check --update rewrites
+# its baseline, plan --emit-yaml) and must never touch the repository.
+cp -r "$src/topologies" "$tmp/topologies"
 ln -s "$src/examples" "$tmp/examples"
 ln -s "$src/tests" "$tmp/tests"
 mkdir -p "$tmp/build"

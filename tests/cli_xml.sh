@@ -12,6 +12,8 @@ pass=0
 note() { echo "FAIL: $*"; fail=$((fail + 1)); }
 ok() { pass=$((pass + 1)); }
 d=$src/tests/data/nccl-topo
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 
 for f in "$d"/*-topo.xml; do
   "$bin" topo --validate "$f" >/dev/null 2>&1 && ok || note "$f does not validate"
@@ -31,6 +33,26 @@ grep -qx "  NIC0: mlx5_0" <<<"$m" && grep -qx "NIC Legend:" <<<"$m" && ok || not
 # p4d: affinity 000000ff,ffff0000,00ffffff = CPUs 0-23 and 48-71.
 "$bin" topo --matrix "$d/aws-p4d-24xl-topo.xml" | grep -qP '^GPU1\t.*\t0-23,48-71\t0\t\tN/A$' \
   && ok || note "p4d affinity"
+
+# The JSON twin of the matrix holds the same classes as the text, for
+# every reference file (text self " X " = JSON "X").
+for f in "$d"/*-topo.xml; do
+  "$bin" topo --matrix "$f" > "$tmp/m.txt" && "$bin" topo --matrix --json "$f" > "$tmp/m.json" \
+  && python3 - "$tmp/m.txt" "$tmp/m.json" <<'PY' && ok || note "matrix JSON vs text: $f"
+import json, sys
+j = json.load(open(sys.argv[2]))
+names = [d["name"] for d in j["devices"]]
+lines = open(sys.argv[1]).read().split("\n")
+assert lines[0].split("\t")[1:len(names) + 1] == names, lines[0]
+for i, name in enumerate(names):
+    cells = lines[1 + i].split("\t")
+    assert cells[0] == name
+    assert [c.strip() for c in cells[1:len(names) + 1]] == j["classes"][i], (name, cells)
+    if j["devices"][i]["kind"] == "gpu":
+        aff = j["devices"][i]["cpu_affinity"] or "N/A"
+        assert cells[len(names) + 1:] == [aff, str(j["devices"][i]["numa_affinity"]), "", "N/A"], cells
+PY
+done
 
 # 4 hosts on ib_ndr: one tier, 8 rail leaves; bench runs on it.
 s=$("$bin" topo "$d/ibm-cloud-h100-8gpu-topo.xml" --hosts 4 --fabric ib_ndr)
@@ -59,6 +81,11 @@ if command -v strace >/dev/null && [ "${3:-OFF}" != ON ]; then
   strace -f -e trace=open,openat,stat,newfstatat "$bin" topo "$x" 2>&1 >/dev/null \
     | grep -q nonexistent && note "external entity was opened" || ok
 fi
+
+# Several files with --validate: XML errors keep file:line (no column).
+err=$("$bin" topo --validate "$d/azure-ndv2-topo.xml" "$src/tests/data/bad_xml/bad_count.xml" 2>&1 >/dev/null)
+[ $? -eq 65 ] && grep -q "bad_count.xml:5: error: <nvlink count=" <<<"$err" && ok \
+  || note "--validate several files with XML: $err"
 
 # A YAML reader handed XML says so (here the workload loader).
 err=$("$bin" run "$d/aws-p4d-24xl-topo.xml" 2>&1 >/dev/null)

@@ -23,11 +23,17 @@ int ts_report_topo_summary(const ts_topo *t, const ts_topo_stats *s, FILE *out);
  * fixed order). Bandwidths are bytes/s, in keys ending in "_Bps". */
 int ts_report_topo_json(const ts_topo *t, const ts_topo_stats *s, FILE *out);
 
-/* `nvidia-smi topo -m` style matrix of one host's GPUs: tab-separated
- * header GPU0..GPUn and "NUMA Affinity", one row per GPU (classes from
- * ts_topo_gpu_pair_class), then the legend. TS_EUSAGE if the host holds no
- * GPU. */
+/* `nvidia-smi topo -m` of one host, in its layout: tab-separated header
+ * GPU0..GPUn, NIC0..NICm, "CPU Affinity", "NUMA Affinity", "GPU NUMA ID";
+ * one row per GPU then per NIC (classes from ts_topo_gpu_pair_class, self
+ * " X "), the legend and the NIC legend. TS_EUSAGE if the host holds no
+ * GPU, TS_ENOMEM, TS_EIO on a write error. O(d^2) for d devices. */
 int ts_report_topo_matrix(const ts_topo *t, int32_t host, FILE *out);
+
+/* The same matrix as JSON: {"host", "devices": [{"name": "GPU0", "device",
+ * "kind", "cpu_affinity", "numa_affinity"}...], "classes": [[...]...]}
+ * (self is "X"; unknown affinity is null). Same errors. */
+int ts_report_topo_matrix_json(const ts_topo *t, int32_t host, FILE *out);
 
 /* Granularity of a Graphviz drawing. */
 typedef enum ts_dot_level {

@@ -24,6 +24,7 @@ typedef struct topo_opts {
   const char *node;       /* --node: host index or name */
   const char *output;     /* -o FILE */
   const char *hosts, *fabric; /* NCCL XML: --hosts N --fabric PRESET */
+  int matrix_json;        /* --matrix --json: the matrix as JSON */
   out_mode mode;
   ts_dot_level level;
   ts_faults faults;       /* --fail/--degrade/--faults: capacities after */
@@ -43,6 +44,7 @@ static void topo_help(void) {
       "                      as JSON (file, line, column, severity, message)\n"
       "  --json              print the summary as JSON\n"
       "  --matrix            print the nvidia-smi topo -m matrix of one node\n"
+      "                      (GPUs and NICs; with --json, as JSON)\n"
       "  --node N            node for --matrix: index or name (default 0)\n"
       "  --dot               write a Graphviz graph\n"
       "  --level L           --dot detail: device, node, rack, su or tier (one\n"
@@ -93,8 +95,16 @@ static int parse_opts(int argc, char **argv, topo_opts *o) {
   while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
     switch (c) {
     case 'V': validate = 1; break;
-    case 'j': o->mode = OUT_JSON; modes++; break;
-    case 'm': o->mode = OUT_MATRIX; modes++; break;
+    case 'j':
+      if (o->mode == OUT_MATRIX) o->matrix_json = 1;
+      else o->mode = OUT_JSON;
+      modes++;
+      break;
+    case 'm':
+      if (o->mode == OUT_JSON) o->matrix_json = 1;
+      o->mode = OUT_MATRIX;
+      modes++;
+      break;
     case 'd': o->mode = OUT_DOT; modes++; break;
     case 'S': o->mode = OUT_SVG; modes++; break;
     case 'n': o->node = optarg; break;
@@ -116,6 +126,7 @@ static int parse_opts(int argc, char **argv, topo_opts *o) {
     }
     }
   }
+  if (modes == 2 && o->mode == OUT_MATRIX && o->matrix_json) modes = 1;
   if (validate && (modes > 1 || (modes == 1 && o->mode != OUT_JSON)))
     return cli_usage_error("topo", "--validate combines only with --json");
   if (validate) {
@@ -230,8 +241,11 @@ static int check_faults(const ts_topo *t, topo_opts *o) {
 }
 
 static int emit(const ts_topo *t, const topo_opts *o, int32_t host, FILE *out) {
-  if (o->mode == OUT_MATRIX)
-    return ts_report_topo_matrix(t, host, out) ? EX_SOFTWARE : 0;
+  if (o->mode == OUT_MATRIX) {
+    int rc = o->matrix_json ? ts_report_topo_matrix_json(t, host, out)
+                            : ts_report_topo_matrix(t, host, out);
+    return rc == TS_EIO ? EX_IOERR : rc ? EX_SOFTWARE : 0;
+  }
   if (o->mode == OUT_SVG) return ts_report_tiers(t, 1, out) ? EX_IOERR : 0;
   if (o->mode == OUT_DOT) {
     ts_dot_level lv = o->level;

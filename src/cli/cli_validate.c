@@ -22,8 +22,10 @@ static void add(json_t *a, json_t *v, vstate *s) {
 
 static void problem(vstate *s, const ts_diag *d, const char *sev) {
   if (!s->problems) {
-    if (d->line)
+    if (d->line && d->col)
       fprintf(stderr, "%s:%d:%d: %s: %s\n", d->file, d->line, d->col, sev, d->msg);
+    else if (d->line) /* NCCL XML: libxml2 gives the line only */
+      fprintf(stderr, "%s:%d: %s: %s\n", d->file, d->line, sev, d->msg);
     else
       fprintf(stderr, "%s: %s: %s\n", d->file, sev, d->msg);
     return;

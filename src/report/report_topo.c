@@ -302,3 +302,48 @@ int ts_report_topo_matrix(const ts_topo *t, int32_t host, FILE *out) {
   free(m.id);
   return stream_status(out);
 }
+
+static json_t *matrix_device_json(const ts_topo *t, const mdev *m, uint32_t i) {
+  char label[32], aff[1024];
+  int gpu = i < m->gpus;
+  snprintf(label, sizeof label, gpu ? "GPU%u" : "NIC%u", gpu ? i : i - m->gpus);
+  json_t *d = json_pack("{s:s,s:s,s:s}", "name", label, "device",
+                        ts_topo_node_name(t, m->id[i]), "kind", gpu ? "gpu" : "nic");
+  if (!d || !gpu) return d;
+  affinity_text(numa_affinity(t, m->id[i]), aff, sizeof aff);
+  int numa = ts_topo_node(t, m->id[i])->numa;
+  json_object_set_new(d, "cpu_affinity", strcmp(aff, "N/A") ? json_string(aff) : json_null());
+  json_object_set_new(d, "numa_affinity", numa >= 0 ? json_integer(numa) : json_null());
+  return d;
+}
+
+int ts_report_topo_matrix_json(const ts_topo *t, int32_t host, FILE *out) {
+  mdev m;
+  int rc = matrix_devices(t, host, &m);
+  if (rc) {
+    free(m.id);
+    return rc;
+  }
+  uint32_t n = m.gpus + m.nics;
+  json_t *devs = json_array(), *rows = json_array();
+  for (uint32_t i = 0; i < n; i++) {
+    json_array_append_new(devs, matrix_device_json(t, &m, i));
+    json_t *row = json_array();
+    for (uint32_t j = 0; j < n; j++) {
+      char c[16];
+      ts_topo_gpu_pair_class(t, m.id[i], m.id[j], c, sizeof c);
+      json_array_append_new(row, json_string(c));
+    }
+    json_array_append_new(rows, row);
+  }
+  const char *name = ts_topo_node_name(t, m.id[0]), *slash = strchr(name, '/');
+  json_t *j = json_pack("{s:s%,s:o,s:o}", "host", name,
+                        slash ? (size_t)(slash - name) : strlen(name), "devices", devs,
+                        "classes", rows);
+  free(m.id);
+  if (!j) return TS_ENOMEM;
+  rc = json_dumpf(j, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  json_decref(j);
+  fputc('\n', out);
+  return rc ? TS_EIO : stream_status(out);
+}
