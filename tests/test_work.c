@@ -543,6 +543,55 @@ static void test_cross_node_rings(void **st) {
   ts_workload_free(w);
 }
 
+/* Multi-head Latent Attention with DeepSeek-V3's ranks (h 7168, 128 heads,
+ * nope 128, rope 64, v 128, q_lora 1536, kv_lora 512): attention weights
+ * per layer 7168*1536 + 1536 (q down + norm) + 1536*128*192 (q up) +
+ * 7168*576 (kv down) + 512 (norm) + 512*128*256 (k, v up) + 128*128*7168
+ * (out) = 187,107,328 (DeepSeek-V3's ~187M). With 4h of norms, a 1-wide
+ * GeLU MLP (2h), a vocabulary of 8 (in and out, 16h) and the final norm
+ * (2h): 187,279,360 parameters, 2 bytes each. Scores contract over 192
+ * per head, values over 128: attn_value = attn_score x 128/192. Selective
+ * recompute re-runs the up projections (2T x (1536*24576 + 512*32768)) and
+ * keeps no Q, K, V: the per-layer activations drop by 2(q + k + v)/h sbh
+ * = 2 x (24576 + 24576 + 16384)/7168 sbh. */
+static void test_mla(void **st) {
+  (void)st;
+  ts_workload *w = load_text(
+      "topsim: 1\nname: mla\n"
+      "model: {layers: 1, hidden: 7168, ffn_hidden: 1, heads: 128, "
+      "head_dim: 128, q_lora_rank: 1536, kv_lora_rank: 512, "
+      "qk_rope_head_dim: 64, v_head_dim: 128, seq_len: 4096, vocab: 8}\n"
+      "training: {global_batch: 1}\n");
+  ts_mem_breakdown b, bs;
+  assert_int_equal(ts_work_memory(w, 0, &b), 0);
+  assert_int_equal(b.weights, 2ull * 187279360);
+  ts_op *ops;
+  size_t n;
+  assert_int_equal(ts_work_ops(w, NULL, 0, 0, &ops, &n), 0);
+  double sc = 0, av = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (ops[i].phase != TS_PHASE_FWD) continue;
+    if (ops[i].kind == TS_OP_ATTN_SCORE) sc = ops[i].flops;
+    if (ops[i].kind == TS_OP_ATTN_VALUE) av = ops[i].flops;
+  }
+  assert_true(fabs(sc - 2 * 4096.0 * 4097 / 2 * 128 * 192) < 1);
+  assert_true(fabs(av / sc - 128.0 / 192) < 1e-12);
+  free(ops);
+  set(w, "recompute", "selective");
+  assert_int_equal(ts_work_memory(w, 0, &bs), 0);
+  double sbh = 4096.0 * 7168;
+  double drop = 2 * (24576.0 + 24576 + 16384) / 7168 * sbh;
+  assert_true(fabs((double)b.activations - (double)bs.activations - drop) < 2);
+  assert_int_equal(ts_work_ops(w, NULL, 0, 0, &ops, &n), 0);
+  double up = 0;
+  for (size_t i = 0; i < n; i++)
+    if (ops[i].phase == TS_PHASE_RECOMPUTE && ops[i].kind == TS_OP_QKV)
+      up += ops[i].flops;
+  assert_true(fabs(up - 2 * 4096.0 * (1536.0 * 24576 + 512.0 * 32768)) < 1);
+  free(ops);
+  ts_workload_free(w);
+}
+
 static void test_refusals(void **st) {
   (void)st;
   ts_workload *w = load_text(label_yaml);
@@ -1048,6 +1097,7 @@ int main(void) {
       cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_flops_megatron),
       cmocka_unit_test(test_flops_one_stage),
+      cmocka_unit_test(test_mla),
       cmocka_unit_test(test_cross_node_rings),
       cmocka_unit_test(test_moe_matrix),
       cmocka_unit_test(test_interleaved_uneven),

@@ -104,30 +104,37 @@ static void layer_ops(op_list *L, uint32_t layer, ts_phase ph, double mult,
   const work_cfg *c = L->c;
   double t = c->tp, sl = (double)c->seq_len / c->cp, b = c->micro_batch;
   double T = b * sl, h = c->hidden;
-  double q = (double)c->heads * c->head_dim, k = (double)c->kv_heads * c->head_dim;
+  work_attn A;
+  work_attn_dims(c, &A);
+  double q = A.q, k = A.k, v = A.v; /* MHA/GQA: k = kv_heads * head_dim */
   double wb = c->dtype == WORK_FP8 ? 1 : 2, sp = c->sequence_parallel ? t : 1;
   double m = mult;
   int32_t ly = (int32_t)layer;
   /* (query, key) pairs of the mask, spread evenly over CP ranks (Megatron
    * balances causal CP by giving each rank two mirrored chunks) */
   double f_sc = 2 * b * work_attn_pairs(c, layer) / c->cp * q / t;
+  double f_av = f_sc * v / q; /* probabilities x values: the value width */
+  /* QKV projections: weights TP splits, and MLA's down projections that
+   * every TP rank runs whole; outputs Q, K, V (MLA: plus the latents) */
+  double w_qkv = A.proj_split / t + A.proj_rep;
+  double o_qkv = (q + k + (c->kv_lora ? v : (double)c->kv_heads *
+                  (c->v_dim ? c->v_dim : c->head_dim))) / t + A.latent;
   double S = c->seq_len;
   bool only_attn = part != PART_ALL;
   if (!only_attn) {
     push(L, TS_OP_LAYERNORM, ph, ly, m * 10 * T * h / sp, m * 8 * T * h / sp,
          EFF_GEMM);
-    push(L, TS_OP_QKV, ph, ly, m * 2 * T * h * (q + 2 * k) / t,
-         m * (h * (q + 2 * k) / t * wb + 2 * T * h + 2 * T * (q + 2 * k) / t),
-         EFF_GEMM);
+    push(L, TS_OP_QKV, ph, ly, m * 2 * T * w_qkv,
+         m * (w_qkv * wb + 2 * T * h + 2 * T * o_qkv), EFF_GEMM);
   }
   push(L, TS_OP_ATTN_SCORE, ph, ly, m * f_sc,
        m * 2 * (T * q / t + b * S * k / t), EFF_ATTN);
   if (part == PART_SCORE) return;
-  push(L, TS_OP_ATTN_VALUE, ph, ly, m * f_sc,
+  push(L, TS_OP_ATTN_VALUE, ph, ly, m * f_av,
        m * 2 * (b * S * k / t + T * q / t), EFF_ATTN);
   if (only_attn) return;
-  push(L, TS_OP_ATTN_OUT, ph, ly, m * 2 * T * q * h / t,
-       m * (q * h / t * wb + 2 * T * q / t + 2 * T * h), EFF_GEMM);
+  push(L, TS_OP_ATTN_OUT, ph, ly, m * 2 * T * v * h / t,
+       m * (v * h / t * wb + 2 * T * v / t + 2 * T * h), EFF_GEMM);
   push(L, TS_OP_ELEMENTWISE, ph, ly, m * 2 * T * h / sp,
        m * 12 * T * h / sp, EFF_GEMM);
   double up = c->activation == WORK_SWIGLU ? 2 : 1;
@@ -182,6 +189,20 @@ static void edge_op(op_list *L, bool logits, ts_phase ph, double mult) {
          mult * (h * V / t * wb + 2 * T * h + 4 * T * V / t), EFF_GEMM);
 }
 
+/* MLA under selective recompute: the up projections run again before the
+ * backward (DeepSeek-V3 section 3.2.3), from the stored latents. */
+static void mla_up_op(op_list *L, uint32_t layer) {
+  const work_cfg *c = L->c;
+  work_attn A;
+  work_attn_dims(c, &A);
+  double t = c->tp, T = (double)c->micro_batch * c->seq_len / c->cp;
+  double wb = c->dtype == WORK_FP8 ? 1 : 2;
+  double out = (A.q + A.k + A.v) / t;
+  push(L, TS_OP_QKV, TS_PHASE_RECOMPUTE, (int32_t)layer,
+       2 * T * A.proj_split / t,
+       A.proj_split / t * wb + 2 * T * A.latent + 2 * T * out, EFF_GEMM);
+}
+
 /* Ops of chunk `ch` of the stage: forward layers, then in reverse each
  * layer's recompute and backward. */
 static void chunk_ops(op_list *L, uint32_t stage, uint32_t ch, double share,
@@ -203,6 +224,8 @@ static void chunk_ops(op_list *L, uint32_t stage, uint32_t ch, double share,
       layer_ops(L, l, TS_PHASE_RECOMPUTE, 1, PART_ALL, share);
     else if (c->recompute == WORK_RC_SELECTIVE && !c->flash_attention)
       layer_ops(L, l, TS_PHASE_RECOMPUTE, 1, PART_CORE, share);
+    if (c->recompute == WORK_RC_SELECTIVE && c->kv_lora)
+      mla_up_op(L, l);
     /* FlashAttention's backward recomputes the scores from Q, K (5 GEMMs
      * against the forward's 2, Dao 2023): hardware FLOPs, not model FLOPs;
      * it is also all that selective recompute would redo */

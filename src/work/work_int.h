@@ -32,6 +32,7 @@ typedef struct work_cfg {
   uint32_t moe_freq, first_dense;
   uint32_t attention, window, full_every; /* mask, sliding window, every k-th layer global */
   uint32_t dispatch_dtype;                /* WORK_BF16 or WORK_FP8 */
+  uint32_t q_lora, kv_lora, rope_dim, v_dim; /* MLA (kv_lora > 0) */
   double capacity_factor, routing_skew;
   /* training */
   uint32_t global_batch, micro_batch, schedule, virtual_stages;
@@ -136,6 +137,18 @@ void work_stage_params(const work_cfg *c, uint32_t stage, double *dense,
 
 /* Largest share * ep over EP ranks: 1 for uniform routing. */
 double work_moe_hot_factor(const work_cfg *c);
+
+/* Attention widths (elements per token, whole model, before TP):
+ * q and k the query/key widths the scores contract over (heads x
+ * head_dim; MLA heads x (head_dim + rope_dim)), v the value/output width;
+ * proj_rep the projection weights every TP rank holds whole (MLA's down
+ * projections h -> q_lora + kv_lora + rope_dim, and their norms), proj_split
+ * the ones TP splits (QKV; MLA's up projections). */
+typedef struct work_attn {
+  double q, k, v, proj_rep, proj_split;
+  double latent; /* MLA: q_lora + kv_lora + rope_dim, stored per token */
+} work_attn;
+void work_attn_dims(const work_cfg *c, work_attn *a);
 
 /* (query, key) pairs one sequence's attention computes in `layer`: s^2
  * (full), s(s+1)/2 (causal), fewer under a sliding window. */

@@ -75,9 +75,19 @@ static double layer_activations(const work_cfg *c, uint32_t layer,
   double s = (double)c->seq_len / c->cp, b = c->micro_batch, h = c->hidden;
   double t = c->tp, sbh = s * b * h, sp = c->sequence_parallel ? t : 1;
   if (c->recompute == WORK_RC_FULL) return 2 * sbh / sp;
-  double q = (double)c->heads * c->head_dim / h;
-  double kv = (double)c->kv_heads * c->head_dim / h;
-  double attn = 2 * q + 4 * kv + 2 * q;  /* Q, K+V, projection input */
+  work_attn A;
+  work_attn_dims(c, &A);
+  double kvv = c->kv_lora ? A.v
+                          : (double)c->kv_heads * (c->v_dim ? c->v_dim : c->head_dim);
+  /* Q, K, V, and the output projection's input */
+  double attn = 2 * (A.q + A.k + kvv + A.v) / h;
+  double latent = 0;
+  if (c->kv_lora) { /* MLA keeps its latents (all TP ranks hold them) */
+    latent = 2 * A.latent / h;
+    /* DeepSeek-V3's selective recompute redoes the up projections, so Q,
+     * K and V are not kept (section 3.2.3) */
+    if (c->recompute == WORK_RC_SELECTIVE) attn = 2 * A.v / h;
+  }
   double per_f = c->activation == WORK_SWIGLU ? 6 : 4;
   double mlp;
   if (work_layer_is_moe(c, layer))
@@ -92,7 +102,7 @@ static double layer_activations(const work_cfg *c, uint32_t layer,
                  : c->recompute == WORK_RC_NONE ? 5.0 * c->heads * s / h
                                                 : 0;
   double base = c->dropout ? 10 : 8; /* residual dropout masks 1 + 1 */
-  return sbh * (base / sp + (attn + mlp + score) / t);
+  return sbh * (base / sp + latent + (attn + mlp + score) / t);
 }
 
 static double chunk_activations(const work_cfg *c, uint32_t stage,

@@ -175,12 +175,38 @@ double work_attn_pairs(const work_cfg *c, uint32_t layer) {
   return w * (w + 1) / 2 + (s - w) * w;
 }
 
+void work_attn_dims(const work_cfg *c, work_attn *a) {
+  double h = c->hidden, H = c->heads, dn = c->head_dim;
+  if (!c->kv_lora) {
+    double v = c->v_dim ? c->v_dim : dn;
+    a->q = H * dn;
+    a->k = (double)c->kv_heads * dn;
+    a->v = H * v;
+    a->proj_rep = 0;
+    a->proj_split = h * (a->q + a->k + (double)c->kv_heads * v);
+    a->latent = 0;
+    return;
+  }
+  /* Multi-head Latent Attention (DeepSeek-V2/V3): queries through a
+   * q_lora_rank bottleneck (or directly), keys and values through a
+   * kv_lora_rank latent plus a shared rope key of rope_dim */
+  double dr = c->rope_dim, dv = c->v_dim ? c->v_dim : dn;
+  double ql = c->q_lora, kl = c->kv_lora;
+  a->q = a->k = H * (dn + dr);
+  a->v = H * dv;
+  a->proj_rep = h * (ql + kl + dr) + ql + kl; /* down projections, norms */
+  a->proj_split = (ql ? ql : h) * a->q + kl * H * (dn + dv);
+  a->latent = ql + kl + dr;
+}
+
 void work_layer_params(const work_cfg *c, uint32_t layer, double *dense,
                        double *expert) {
-  double h = c->hidden, q = (double)c->heads * c->head_dim;
-  double kv = (double)c->kv_heads * c->head_dim;
+  double h = c->hidden;
   double mats = c->activation == WORK_SWIGLU ? 3 : 2;
-  *dense = h * q + 2 * h * kv + q * h + 4 * h; /* QKV, out, two norms */
+  work_attn a;
+  work_attn_dims(c, &a);
+  /* QKV (or MLA's projections), output projection, two norms */
+  *dense = a.proj_rep + a.proj_split + a.v * h + 4 * h;
   *expert = 0;
   if (work_layer_is_moe(c, layer)) {
     double fe = c->expert_ffn_hidden;
