@@ -4,7 +4,8 @@ set -euo pipefail
 
 TOPSIM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 TOPSIM_PACKAGES=(build-essential cmake pkg-config libyaml-dev libxml2-dev
-                 libcmocka-dev libjansson-dev libxml2-utils help2man)
+                 libcmocka-dev libjansson-dev libxml2-utils help2man
+                 libopenmpi-dev openmpi-bin)
 JOBS=$(nproc 2>/dev/null || echo 2)
 
 # Installs the Debian packages in "$@" that are not installed yet.

@@ -90,6 +90,12 @@ out=$("$bin" plan --preset a100-superpod --sus 1..2 \
       --workload "$src/tests/data/workloads/tiny-dense.yaml" 2>&1)
 if grep -qE "^ +1 +160 +10 .* 100\.0%$" <<<"$out" && grep -qE "^ +2 +320 +20 " <<<"$out"; then ok
 else note "plan --workload rows: $out"; fi
+# The sizes run as cli_jobs tasks: the same bytes for any --jobs.
+p1=$("$bin" plan --preset a100-superpod --sus 1..3 --jobs 1 --quiet \
+     --workload "$src/tests/data/workloads/tiny-dense.yaml")
+p3=$("$bin" plan --preset a100-superpod --sus 1..3 --jobs 3 --quiet \
+     --workload "$src/tests/data/workloads/tiny-dense.yaml")
+[ -n "$p1" ] && [ "$p1" == "$p3" ] && ok || note "plan --workload depends on --jobs"
 "$bin" plan --template /nonexistent.yaml:x --nodes 1 >/dev/null 2>&1
 [ $? -eq 66 ] && ok || note "missing template file should exit 66"
 

@@ -421,6 +421,71 @@ static void nvls_shape(void **state) {
   ts_coll_comm_free(c);
 }
 
+/* NVLS all-reduce under NCCL's structure (Hopper) on 8 GPUs, switch 900,
+ * S = 64 MiB: every GPU moves S' = S + S/8 up and down, split into a lead
+ * of L = 2 MiB and the body; the 8 leads join, then every down transfer
+ * may start: 4p + 1 = 33 transfers. Only the up leads carry the startup
+ * (launch 4 us + NVLS latency 25 us). With the reference executor (pair
+ * links of B, wire = bytes / 0.85): up lead ends at t0 + L/Be, the down
+ * lead at t0 + 2L/Be and the down body at t0 + (S' + L)/Be, after the up
+ * body (t0 + S'/Be): the halves overlap. */
+static void nvls_overlap(void **state) {
+  (void)state;
+  ts_coll_comm *c = comm_seq(8, 0);
+  assert_int_equal(ts_coll_comm_set_nvls(c, 0, 900), 0);
+  ts_coll_params prm;
+  ts_coll_params_default(&prm);
+  ts_coll_params_nccl(&prm, TS_COLL_GEN_HOPPER);
+  prm.algo = TS_COLL_NVLS;
+  const double B = 100e9, Be = B * 0.85;
+  uint64_t S = 64ull << 20, Sp = S + S / 8, L = 2ull << 20;
+  ts_coll_plan *pl = lower(c, TS_COLL_ALL_REDUCE, S, &prm, 0);
+  check_dag(pl);
+  assert_int_equal(ts_coll_plan_count(pl), 33);
+  const ts_coll_xfer *x = ts_coll_plan_xfers(pl);
+  uint64_t up = 0, down = 0;
+  for (uint32_t i = 0; i < 33; i++) {
+    if (x[i].flags & TS_COLL_XFER_JOIN) continue;
+    if (x[i].dst == 900 && x[i].src_rank == 3) up += x[i].bytes;
+    if (x[i].src == 900 && x[i].dst_rank == 3) down += x[i].bytes;
+    assert_int_equal(x[i].alpha, x[i].ndeps ? 0 : 29 * TS_PS_PER_US);
+  }
+  assert_int_equal(up, Sp);
+  assert_int_equal(down, Sp);
+  double want = 29e-6 + (double)(Sp + L) / Be;
+  assert_true(near(exec1(pl, B), want, 1e-6));
+  /* the cost model charges the overlapped halves without the lead */
+  double pred = ts_coll_predict(c, TS_COLL_ALL_REDUCE, S, &prm, TS_COLL_NVLS,
+                                TS_COLL_SIMPLE);
+  assert_true(near(pred, 29e-6 + (double)S * 9 / 8 / (prm.bw_nvls * 0.85), 1e-9));
+  ts_coll_plan_free(pl);
+  ts_coll_comm_free(c);
+}
+
+/* NCCL's structure keeps 8 steps in flight per ring channel: member i's
+ * step s waits for the step it received (member i-1's step s-1) and its
+ * own step s-8, not s-1. 8 ranks, one channel, k = 1: transfer (s, i) is
+ * index 8 s + i. */
+static void ring_steps_in_flight(void **state) {
+  (void)state;
+  ts_coll_comm *c = comm_seq(8, 0);
+  ts_coll_params prm = prm_fixed(TS_COLL_RING);
+  ts_coll_params_nccl(&prm, TS_COLL_GEN_AMPERE);
+  ts_coll_plan *pl = lower(c, TS_COLL_ALL_REDUCE, 1 << 20, &prm, 0);
+  assert_int_equal(ts_coll_plan_count(pl), 14 * 8);
+  const ts_coll_xfer *x = ts_coll_plan_xfers(pl);
+  const uint32_t *d = ts_coll_plan_deps(pl);
+  for (uint32_t s = 1; s < 14; s++)
+    for (uint32_t i = 0; i < 8; i++) {
+      const ts_coll_xfer *t = &x[8 * s + i];
+      assert_int_equal(t->ndeps, s >= 8 ? 2 : 1);
+      assert_int_equal(d[t->dep_first], 8 * (s - 1) + (i + 7) % 8);
+      if (s >= 8) assert_int_equal(d[t->dep_first + 1], 8 * (s - 8) + i);
+    }
+  ts_coll_plan_free(pl);
+  ts_coll_comm_free(c);
+}
+
 /* Auto with default parameters on 8 GPUs of one host (no NVLS): small
  * messages go to the tree (2 log2 p steps instead of 2(p-1)), large ones to
  * the ring (bandwidth term 1.75 S/B vs 2 S/(0.92 B)). The switch happens
@@ -625,6 +690,8 @@ int main(void) {
       cmocka_unit_test(alltoallv_conserves),
       cmocka_unit_test(hier_closed_form),
       cmocka_unit_test(nvls_shape),
+      cmocka_unit_test(nvls_overlap),
+      cmocka_unit_test(ring_steps_in_flight),
       cmocka_unit_test(auto_crossover),
       cmocka_unit_test(deterministic),
       cmocka_unit_test(chain_and_p2p),

@@ -87,7 +87,7 @@ static inline void fx_host(ts_topo *t, const fx_clos_cfg *c, uint32_t h,
 static inline ts_topo *fx_clos(const fx_clos_cfg *c) {
   ts_topo *t = topo_new("fabric.yaml");
   assert_non_null(t);
-  ts_gpu_model m = {"A100-SXM4-80GB", 312e12, 0, 80ull << 30, 2.0e12};
+  ts_gpu_model m = {"A100-SXM4-80GB", 312e12, 0, 80ull << 30, 2.0e12, 108};
   topo_add_model(t, &m);
   uint16_t plane = fx_plane(t, "compute", TS_PLANE_BACKEND, "rail_optimized");
   uint32_t leaf[8], spine[16];
@@ -137,7 +137,7 @@ static inline uint32_t fx_pcie_node(ts_topo *t, ts_node_kind k, int numa,
 static inline ts_topo *fx_pcie(int shape) {
   ts_topo *t = topo_new("pcie.yaml");
   assert_non_null(t);
-  ts_gpu_model m = {"A100-PCIE-40GB", 312e12, 0, 40ull << 30, 1.6e12};
+  ts_gpu_model m = {"A100-PCIE-40GB", 312e12, 0, 40ull << 30, 1.6e12, 108};
   topo_add_model(t, &m);
   uint32_t cpu[4], sw[4], gpu[8];
   int roots = shape == FX_TWO_ROOTS ? 4 : 2;

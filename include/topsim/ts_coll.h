@@ -108,7 +108,46 @@ typedef struct ts_coll_params {
   double bw_nvls;   /* GPU to NVSwitch for NVLS */
   double hbm_bw;    /* local reduction: bytes read+written per s; 0 = free */
   double tree_efficiency; /* NCCL's tree busBw factor (0.92) */
+  /* NCCL's per-operation cost structure, used when cost_model is
+   * TS_COLL_COST_NCCL (values and sources: ts_coll_params_nccl,
+   * src/coll/coll_nccl.c). */
+  int cost_model;         /* ts_coll_cost_model */
+  ts_time_ps launch;      /* kernel launch + enqueue, once per operation */
+  /* NCCL baseLat: once per operation, by algorithm and protocol. */
+  ts_time_ps base_latency[TS_COLL_ALGO_COUNT][TS_COLL_PROTO_COUNT];
+  double ll_max_bw[3];    /* LL busBw cap (bytes/s): 1 host, 2 hosts, more */
+  ts_time_ps nvls_latency; /* NVLS hardware latency, once per operation */
+  double nvls_efficiency; /* NVLS rate / NVLink rate (switch reduction) */
 } ts_coll_params;
+
+/* Cost structure of a parameter set. DEFAULT is the alpha-beta model for
+ * ts_coll_lower; ts_coll_run replaces DEFAULT with the topology's
+ * NCCL parameters (ts_coll_params_from_topo). ALPHA_BETA keeps the pure
+ * alpha-beta model everywhere. */
+typedef enum ts_coll_cost_model {
+  TS_COLL_COST_DEFAULT,
+  TS_COLL_COST_ALPHA_BETA,
+  TS_COLL_COST_NCCL
+} ts_coll_cost_model;
+
+/* GPU generations whose NCCL tuning constants differ. */
+typedef enum ts_coll_gpu_gen {
+  TS_COLL_GEN_OTHER,
+  TS_COLL_GEN_AMPERE,
+  TS_COLL_GEN_HOPPER,
+  TS_COLL_GEN_BLACKWELL
+} ts_coll_gpu_gen;
+
+/* Generation from a GPU model name ("A100-SXM4-80GB", "H100...", "GB200"):
+ * A100/A800/A30/A10 Ampere, H100/H800/H200/H20/GH200 Hopper, B200/B300/GB200/
+ * GB300 Blackwell, anything else OTHER. NULL is OTHER. */
+ts_coll_gpu_gen ts_coll_gpu_gen_from_name(const char *model);
+
+/* Switches p to NCCL's cost structure for a GPU generation: launch
+ * overhead, base latency per (algorithm, protocol), LL128 0.92, the LL
+ * bandwidth cap and the NVLS efficiency of that generation. Bandwidths and
+ * per-step latencies are left as they are. */
+void ts_coll_params_nccl(ts_coll_params *p, ts_coll_gpu_gen gen);
 
 /* Fills *p with the documented defaults (docs in ts_coll_params_default's
  * definition, src/coll/coll_cost.c): AUTO, PROTO_AUTO, 1 channel, no

@@ -101,6 +101,7 @@ typedef struct ts_gpu_model {
   double fp8_flops;       /* dense peak FLOP/s, 0 if unsupported */
   uint64_t hbm_bytes;
   double hbm_bandwidth;   /* bytes/s */
+  uint32_t sms;           /* streaming multiprocessors; 0 = unknown */
 } ts_gpu_model;
 
 typedef struct ts_plane {

@@ -160,6 +160,23 @@ uint32_t ts_workload_microbatches(const ts_workload *w);
 /* Sequences per step (training.global_batch). */
 uint32_t ts_workload_global_batch(const ts_workload *w);
 
+/* Effective values of the keys a sweep varies or checks (defaults filled
+ * in). schedule: 0 gpipe, 1 1f1b, 2 interleaved (ts_schedule_name);
+ * recompute: 0 none, 1 selective, 2 full (ts_recompute_name); zero_stage
+ * counts distributed_optimizer as stage 1; order is owned by w. */
+typedef struct ts_workload_shape {
+  uint32_t layers, heads, kv_heads, seq_len, experts, top_k;
+  uint32_t global_batch, micro_batch, schedule, virtual_stages, recompute;
+  uint32_t zero_stage, first_stage_layers, last_stage_layers, gpus;
+  const char *order;
+} ts_workload_shape;
+
+/* Fills *out from w. */
+void ts_workload_shape_get(const ts_workload *w, ts_workload_shape *out);
+/* "gpipe", "1f1b", "interleaved" for 0..2, else "?". */
+const char *ts_schedule_name(uint32_t s);
+/* "none", "selective", "full" for 0..2, else "?". */
+const char *ts_recompute_name(uint32_t r);
 /* One effective setting (defaults and derived values filled in, as the
  * models use them): section and key as in the file, value typed. */
 typedef enum ts_setting_kind { TS_SET_INT, TS_SET_REAL, TS_SET_BOOL,
@@ -186,6 +203,11 @@ size_t ts_workload_settings(const ts_workload *w, ts_setting *out, size_t max);
 int ts_work_map(const ts_workload *w, const ts_topo *t, ts_mapping **out,
                 ts_diag *d);
 void ts_mapping_free(ts_mapping *m); /* NULL is fine */
+/* The layout checks of ts_work_map that need no topology (divisibility of
+ * heads, sequence, layers, batch; experts): 0 or TS_EINVALID naming the
+ * constraint. Cheap: no allocation. */
+int ts_work_validate(const ts_workload *w, ts_diag *d);
+
 uint32_t ts_mapping_ranks(const ts_mapping *m);
 /* Labels of rank r (< ranks); owned by m. */
 const ts_rank_label *ts_mapping_rank(const ts_mapping *m, uint32_t r);

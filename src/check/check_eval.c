@@ -87,7 +87,6 @@ static int add_move(ts_check_case *c, const char *key, const ck_value *old,
   c->moves = m;
   m = &c->moves[c->nmoves++];
   memset(m, 0, sizeof *m);
-  /* Keys longer than the field are cut (the text names the metric in full). */
   snprintf(m->key, sizeof m->key, "%.*s", (int)sizeof m->key - 1, key);
   sentence(key, old, cur, rule, tol, m->text, sizeof m->text);
   if (old) check_format(old, m->baseline, sizeof m->baseline);

@@ -21,6 +21,8 @@ int cli_bench(int argc, char **argv);
 /* `topsim run`: predict one training step of a workload. */
 int cli_run(int argc, char **argv);
 
+/* `topsim sweep`: rank every parallel mapping of a workload. */
+int cli_sweep(int argc, char **argv);
 /* `topsim topo --validate FILE...`: errors and warnings of every file, as
  * text or JSON. Returns 0, 65 (some file has an error) or 66. */
 int cli_topo_validate(char *const *files, int n, int json);

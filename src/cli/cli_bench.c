@@ -102,8 +102,8 @@ static void bench_help(void) {
       "                       bandwidth model. sendrecv patterns: per message\n"
       "                       (default: the plane's software overhead, 0 in a\n"
       "                       node); collectives: per algorithm step, every\n"
-      "                       protocol, inside and across hosts (default:\n"
-      "                       NCCL's per-step latencies)\n");
+      "                       protocol, inside and across hosts, replacing\n"
+      "                       NCCL's latencies (launch, base, per step)\n");
   fputs(cli_faults_help, stdout);
   printf(
       "output:\n"
@@ -143,6 +143,9 @@ static int parse_model_opt(int c, const char *arg, bench_opts *o) {
       return cli_usage_error("bench", "--alpha '%s' is not a time from 0 to 3600s "
                              "such as 2us", arg);
     o->p2p.alpha_ps = (int64_t)ps;
+    /* The user's alpha is the whole latency model: no NCCL launch or
+     * base latency on top (a peer's pure alpha-beta configuration). */
+    o->cr.params.cost_model = TS_COLL_COST_ALPHA_BETA;
     for (int q = 0; q < TS_COLL_PROTO_COUNT; q++)
       o->cr.params.alpha_intra[q] = o->cr.params.alpha_inter[q] = ps;
     return 0;

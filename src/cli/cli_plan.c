@@ -15,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_faults.h"
+#include "cli/cli_jobs.h"
 #include "cli/cli_plan_run.h"
 #include "cli/cli_plan_compare.h"
 #include "cli/cli_plan_whatif.h"
@@ -37,6 +38,7 @@ typedef struct plan_opts {
   const char *workload;     /* --workload: predict a step per size */
   int what_if;              /* --what-if: blast radius, simulated */
   ts_faults faults;         /* --fail ... applied to --workload steps */
+  cli_jobs_opts jobs;       /* --jobs, --quiet for the --workload steps */
 } plan_opts;
 
 static void plan_help(void) {
@@ -92,6 +94,9 @@ static void plan_help(void) {
       "                          designs side by side (other options apply to\n"
       "                          all; with --workload, one step each)\n"
       "  --emit-yaml FILE        write the plan as a topology file\n"
+      "  --jobs N                with --workload: worker processes (default:\n"
+      "                          the cores; MPI ranks under mpirun/srun)\n"
+      "  --quiet                 no progress line on standard error\n"
       "  --workload FILE         with --sus: run one training step of FILE on\n"
       "                          each size (dp fills the GPUs) and print step\n"
       "                          time, tokens/s and scaling efficiency\n"
@@ -153,7 +158,7 @@ enum {
   O_COPPER, O_JSON, O_EMIT, O_WORKLOAD, O_KLEAF, O_PER_RACK, O_RACK_UNITS,
   O_NODE_UNITS, O_SNICS, O_SSERVERS, O_FNICS, O_RACK_POWER, O_PLACEMENT,
   O_RACK_WIDTH, O_ROW_PITCH, O_CATALOG, O_SWITCH, O_SOVERSUB, O_FOVERSUB,
-  O_CSV, O_DIAGRAM, O_COMPARE, O_PRINT_CATALOG, O_WHATIF
+  O_CSV, O_DIAGRAM, O_COMPARE, O_PRINT_CATALOG, O_WHATIF, O_JOBS, O_QUIET
 };
 
 static const struct option longopts[] = {
@@ -195,6 +200,8 @@ static const struct option longopts[] = {
     {"compare", required_argument, NULL, O_COMPARE},
     {"print-catalog", no_argument, NULL, O_PRINT_CATALOG},
     {"what-if", no_argument, NULL, O_WHATIF},
+    {"jobs", required_argument, NULL, O_JOBS},
+    {"quiet", no_argument, NULL, O_QUIET},
     CLI_FAULT_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}};
@@ -321,6 +328,8 @@ static int plan_opt(plan_opts *o, int c, const char *arg) {
   case O_WORKLOAD:
     o->workload = arg;
     return 0;
+  case O_JOBS: return cli_jobs_parse("plan", arg, &o->jobs.jobs);
+  case O_QUIET: o->jobs.quiet = 1; return 0;
   case O_WHATIF: o->what_if = 1; return 0;
   default: {
     int st = 0;
@@ -454,7 +463,7 @@ static int run_sweep(plan_opts *o) {
   if (!st && o->workload) {
     putchar('\n');
     st = cli_plan_predict(&o->req, o->sus_lo, o->sus_hi, o->workload,
-                          o->faults.n ? &o->faults : NULL);
+                          o->faults.n ? &o->faults : NULL, &o->jobs);
   }
   for (uint32_t i = 0; i < n; i++) ts_plan_free(&rows[i]);
   free(rows);
@@ -492,7 +501,10 @@ int cli_plan(int argc, char **argv) {
   if (rc < 0 && o.ncompare)
     rc = cli_plan_compare(argc, argv, o.compare, o.ncompare, o.json,
                           o.workload, parse_request);
+  /* under mpirun/srun the --workload steps spread over the ranks */
+  if (rc < 0 && o.workload && cli_jobs_init(&argc, &argv)) rc = EX_OSERR;
   if (rc < 0) rc = o.sus_lo ? run_sweep(&o) : run_one(&o);
+  cli_jobs_finish();
   ts_faults_free(&o.faults);
   return rc;
 }

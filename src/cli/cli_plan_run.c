@@ -7,7 +7,8 @@
  * (what one more SU buys at constant per-replica work).
  * Scaling efficiency = tokens/s per GPU relative to the smallest size that
  * ran. Sizes the workload cannot use (dp not whole, batch not divisible,
- * memory) are listed with the reason instead of a time. */
+ * memory) are listed with the reason instead of a time. Sizes run as
+ * cli_jobs tasks (size_row is plain data), so --jobs and MPI apply. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,21 +110,49 @@ static void print_rows(const size_row *rows, uint32_t n) {
   }
 }
 
-int cli_plan_predict(const ts_plan_request *req_in, uint32_t sus_lo,
+typedef struct size_ctx {
+  const ts_plan_request *req;
+  uint32_t sus_lo;
+  const char *workload;
+  ts_faults *faults;
+} size_ctx;
+
+static void size_task(uint32_t task, void *ctx, void *out) {
+  const size_ctx *c = ctx;
+  size_row *row = out;
+  ts_plan_request req = *c->req;
+  memset(row, 0, sizeof *row);
+  row->sus = c->sus_lo + task;
+  req.nodes = row->sus * req.nodes_per_su;
+  req.gpus = 0;
+  run_size(&req, c->workload, c->faults, row);
+}
+
+static void size_fail(uint32_t task, void *ctx, void *out, const char *why) {
+  const size_ctx *c = ctx;
+  size_row *row = out;
+  memset(row, 0, sizeof *row);
+  row->sus = c->sus_lo + task;
+  snprintf(row->why, sizeof row->why, "%s", why);
+}
+
+int cli_plan_predict(const ts_plan_request *req, uint32_t sus_lo,
                      uint32_t sus_hi, const char *workload,
-                     ts_faults *faults) {
+                     ts_faults *faults, const cli_jobs_opts *jobs) {
   uint32_t n = sus_hi - sus_lo + 1;
   size_row *rows = calloc(n, sizeof *rows);
   if (!rows) return EX_OSERR;
-  ts_plan_request req = *req_in;
-  uint32_t ran = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    rows[i].sus = sus_lo + i;
-    req.nodes = rows[i].sus * req.nodes_per_su;
-    req.gpus = 0;
-    run_size(&req, workload, faults, &rows[i]);
-    ran += (uint32_t)rows[i].ok;
+  size_ctx c = {req, sus_lo, workload, faults};
+  cli_jobs_opts o = *jobs;
+  o.what = "plan";
+  fflush(stdout); /* the plan table is out before workers fork */
+  int role = cli_jobs_run(n, sizeof *rows, size_task, size_fail, &c, &o, rows);
+  if (role != CLI_JOBS_ROOT || !cli_jobs_is_root()) {
+    free(rows);
+    return role < 0 ? EX_OSERR : 0;
   }
+  uint32_t ran = 0;
+  for (uint32_t i = 0; i < n; i++) ran += (uint32_t)rows[i].ok;
   printf("workload %s, weak scaling (each data-parallel replica keeps its "
          "share of the global batch), one step per size\n", workload);
   print_rows(rows, n);

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cli/cli_jobs.h"
 #include "topsim/ts_faults.h"
 #include "topsim/ts_plan.h"
 #include "topsim/ts_work.h"
@@ -19,11 +20,13 @@ typedef struct cli_plan_row {
 
 /* Plans every SU count in [sus_lo, sus_hi] with req, runs one step of the
  * workload file on each (under faults, NULL for none: names must exist in
- * every size) and prints step time, tokens/s and scaling efficiency.
- * Returns 0, or EX_DATAERR when no size could run. */
+ * every size; one cli_jobs task per size: --jobs workers or MPI ranks) and
+ * prints step time, tokens/s and scaling efficiency. Returns 0 (also in
+ * worker processes, which print nothing), or EX_DATAERR when no size could
+ * run. */
 int cli_plan_predict(const ts_plan_request *req, uint32_t sus_lo,
                      uint32_t sus_hi, const char *workload,
-                     ts_faults *faults);
+                     ts_faults *faults, const cli_jobs_opts *jobs);
 
 /* Emits plan r into memory and loads it back as a topology (*t owned by
  * the caller). 0 or an error with d set. */

@@ -47,8 +47,8 @@ static void run_help(void) {
       "  --no-pxn             send from the GPU's own NIC (default: PXN)\n"
       "  --free-comm          every collective and send takes zero time\n"
       "  --alpha TIME         per-step latency of every collective and send,\n"
-      "                       e.g. 0us for a pure bandwidth model (default:\n"
-      "                       NCCL's per-step latencies)\n"
+      "                       e.g. 0us for a pure bandwidth model; replaces\n"
+      "                       NCCL's launch, base and per-step latencies\n"
       "  --exact              no shortcuts: every collective through the\n"
       "                       network model (same result, slower;\n"
       "                       docs/performance.md)\n");

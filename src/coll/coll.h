@@ -116,6 +116,20 @@ int coll_direct_lower(coll_ctx *c);
 int coll_hier_lower(coll_ctx *c);
 int coll_nvls_lower(coll_ctx *c);
 
+/* NCCL cost structure (coll_nccl.c). coll_nccl: whether p uses it.
+ * coll_eff: the protocol's payload fraction of the wire for algorithm a on
+ * m, with NCCL's caps when p uses them (LL busBw cap, tree LL / LL128
+ * factors, NVLS efficiency); the lowering and the cost model both use it.
+ * coll_startup: latency paid once per operation (launch + base latency, and
+ * the NVLS latency), 0 without the NCCL structure. */
+/* NCCL_STEPS: buffer slots per channel, the steps a channel keeps in flight. */
+#define COLL_NCCL_STEPS 8
+int coll_nccl(const ts_coll_params *p);
+double coll_eff(const ts_coll_comm *m, const ts_coll_params *p,
+                ts_coll_algo a, ts_coll_proto q);
+ts_time_ps coll_startup(const ts_coll_params *p, ts_coll_algo a,
+                        ts_coll_proto q);
+
 /* Whether (algo) can run op on comm; 0 yes, else TS_EUSAGE with a reason. */
 int coll_supported(const ts_coll_comm *comm, ts_coll_op op, ts_coll_algo a,
                    const ts_coll_params *prm, const char **why);

@@ -188,22 +188,34 @@ double ts_coll_predict(const ts_coll_comm *m, ts_coll_op op, uint64_t bytes,
       coll_supported(m, op, a, prm, &why))
     return -1;
   if (m->n < 2 && op != TS_COLL_SEND_RECV) return 0;
-  double S = (double)bytes, eff = prm->efficiency[proto];
+  double S = (double)bytes, eff = coll_eff(m, prm, a, proto);
   double ai = ts_ps_to_s(prm->alpha_intra[proto]);
   double an = ts_ps_to_s(prm->alpha_inter[proto]);
   double bi = prm->bw_intra * eff, bn = prm->bw_inter * eff;
+  double t0 = ts_ps_to_s(coll_startup(prm, a, proto));
   if (a == TS_COLL_NVLS) {
     if (proto != TS_COLL_SIMPLE) return -1;
     double f = op == TS_COLL_ALL_REDUCE ? 1.0 : (m->n - 1.0) / m->n;
+    /* NCCL: up and down halves overlap, one NVLS latency (in t0). */
+    if (coll_nccl(prm)) /* all-reduce moves S (1 + 1/p) each way */
+      return t0 + (op == TS_COLL_ALL_REDUCE ? 1.0 + 1.0 / m->n : f) * S /
+                      (prm->bw_nvls * eff);
     return 2 * ai + f * S / (prm->bw_nvls * eff);
   }
   if (a == TS_COLL_HIER) {
     double H = m->nhosts, L = m->host_size[0];
-    return 2 * (L - 1) * (ai + S / (L * bi)) +
+    return t0 + 2 * (L - 1) * (ai + S / (L * bi)) +
            2 * (H - 1) * (an + S / (L * H * bn));
   }
   int multi = m->nhosts > 1;
-  return flat_cost(m, op, S, prm, a, multi ? an : ai, multi ? bn : bi);
+  if (a == TS_COLL_TREE && coll_nccl(prm)) {
+    /* NCCL: a chain inside each host, a double binary tree across hosts:
+     * 2 ((ppn - 1) intra + log2(hosts) inter) step latencies. */
+    double ppn = (double)m->n / m->nhosts;
+    return t0 + 2 * ((ppn - 1) * ai + coll_log2_ceil(m->nhosts) * an) +
+           2 * S / ((multi ? bn : bi) * prm->tree_efficiency);
+  }
+  return t0 + flat_cost(m, op, S, prm, a, multi ? an : ai, multi ? bn : bi);
 }
 
 int ts_coll_choose(const ts_coll_comm *m, ts_coll_op op, uint64_t bytes,
@@ -212,10 +224,16 @@ int ts_coll_choose(const ts_coll_comm *m, ts_coll_op op, uint64_t bytes,
   int only_direct = op == TS_COLL_ALL_TO_ALL || op == TS_COLL_ALL_TO_ALLV ||
                     op == TS_COLL_SEND_RECV;
   double best = -1;
+  /* Under NCCL's structure, beyond two hosts NCCL leaves the flat ring for
+   * its tree (chain in the node, tree across nodes), which topsim does not
+   * lower: the hierarchical algorithm (intra-host reduce-scatter, per-rail
+   * inter-host all-reduce, intra-host all-gather) stands in for it. */
+  unsigned mask = prm->auto_mask;
+  if (coll_nccl(prm) && m->nhosts > 2) mask |= 1u << TS_COLL_HIER;
   for (int a = TS_COLL_RING; a < TS_COLL_ALGO_COUNT; a++) {
     if (prm->algo != TS_COLL_AUTO && a != (int)prm->algo) continue;
     if (prm->algo == TS_COLL_AUTO &&
-        (only_direct ? a != TS_COLL_DIRECT : !(prm->auto_mask & (1u << a))))
+        (only_direct ? a != TS_COLL_DIRECT : !(mask & (1u << a))))
       continue;
     for (int q = 0; q < TS_COLL_PROTO_COUNT; q++) {
       if (prm->proto != TS_COLL_PROTO_AUTO && q != (int)prm->proto) continue;

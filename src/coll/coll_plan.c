@@ -326,6 +326,16 @@ static int check_args(const ts_coll_comm *comm, ts_coll_op op,
   return 0;
 }
 
+/* The once-per-operation latency (launch, base latency, NVLS latency)
+ * delays every transfer that starts the operation: those without
+ * dependencies. Joins carry none (they complete with their deps). */
+static void add_startup(ts_coll_plan *pl, ts_time_ps t0) {
+  if (t0 <= 0) return;
+  for (uint32_t i = 0; i < pl->n; i++)
+    if (pl->x[i].ndeps == 0 && !(pl->x[i].flags & TS_COLL_XFER_JOIN))
+      pl->x[i].alpha += t0;
+}
+
 int ts_coll_lower(const ts_coll_comm *comm, ts_coll_op op, uint64_t bytes,
                   const ts_coll_params *params, unsigned flags,
                   ts_coll_plan **out, ts_diag *d) {
@@ -352,9 +362,14 @@ int ts_coll_lower(const ts_coll_comm *comm, ts_coll_op op, uint64_t bytes,
   ts_coll_plan *pl = calloc(1, sizeof *pl);
   if (!pl) return TS_ENOMEM;
   pl->algo = algo, pl->proto = proto, pl->predicted_s = t, pl->k = 1;
-  coll_ctx c = {comm, params, pl, op, bytes, flags, d};
+  /* The lowering sees the effective efficiency of the chosen pair (NCCL's
+   * caps), so the simulated time matches the choice that was made. */
+  ts_coll_params eff = *params;
+  eff.efficiency[proto] = coll_eff(comm, params, algo, proto);
+  coll_ctx c = {comm, &eff, pl, op, bytes, flags, d};
   rc = lowerers[algo](&c);
   if (!rc) rc = pl->err;
+  if (!rc) add_startup(pl, coll_startup(params, algo, proto));
   if (rc == TS_ELIMIT && pl->n >= ts_budget_get()->descriptors) {
     char what[160];
     snprintf(what, sizeof what, "%s of %llu bytes lowers to more than %u "

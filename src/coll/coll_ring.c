@@ -71,36 +71,45 @@ void coll_ring_run(coll_ctx *c, const int *members, int n, uint64_t bytes,
   }
   int nsteps = kind == COLL_AR ? 2 * (n - 1) : n - 1;
   int reduce_until = kind == COLL_AR ? n - 1 : kind == COLL_RS ? n - 2 : 0;
-  uint32_t *recv = malloc(sizeof *recv * 2 * (size_t)n);
+  uint32_t *recv = malloc(sizeof *recv * (size_t)n);
   if (!recv) {
     c->plan->err = TS_ENOMEM;
     return;
   }
-  uint32_t *own = recv + n, *cur = malloc(sizeof *cur * (size_t)n);
-  if (!cur) {
-    free(recv);
+  /* Steps in flight per channel: 1 in the alpha-beta model (a channel
+   * sends step s after its step s-1); NCCL_STEPS = 8 buffer slots under
+   * NCCL's structure, so a rank's per-step latencies overlap and only the
+   * data dependency chains the steps (NCCL's ring latency: one hop latency
+   * per step along the ring, not per step of the slowest link). */
+  int W = coll_nccl(c->prm) ? COLL_NCCL_STEPS : 1;
+  uint32_t *own = malloc(sizeof *own * (size_t)n * (size_t)W);
+  uint32_t *cur = malloc(sizeof *cur * (size_t)n);
+  if (!cur || !own) {
+    free(recv), free(cur), free(own);
     c->plan->err = TS_ENOMEM;
     return;
   }
-  for (int i = 0; i < n; i++) recv[i] = own[i] = COLL_NONE;
+  for (int i = 0; i < n; i++) recv[i] = COLL_NONE;
+  for (size_t i = 0; i < (size_t)n * (size_t)W; i++) own[i] = COLL_NONE;
   for (int s = 0; s < nsteps; s++) {
     for (int i = 0; i < n; i++) {
       int seg = ((i - s) % n + n) % n;
       uint64_t b = coll_part(bytes, (uint64_t)n, (uint64_t)seg);
       uint64_t red = s >= 1 && s <= reduce_until ? coll_reduce_cost(b, 1) : 0;
-      uint32_t deps[2] = {recv[i], own[i]};
+      uint32_t deps[2] = {recv[i], own[(size_t)(s % W) * (size_t)n + (size_t)i]};
       uint32_t gate = s == 0 && gates ? gates[i] : COLL_NONE;
       cur[i] = coll_step_gate(c, members[i], members[(i + 1) % n], b, red,
                               channel, deps, 2, &gate, 1);
     }
     for (int i = 0; i < n; i++) {
       recv[(i + 1) % n] = cur[i];
-      own[i] = cur[i];
+      own[(size_t)(s % W) * (size_t)n + (size_t)i] = cur[i];
     }
   }
   if (last_in)
     for (int i = 0; i < n; i++) last_in[i] = recv[i];
   free(cur);
+  free(own);
   free(recv);
 }
 

@@ -77,6 +77,7 @@ static double nic_share(const ts_topo *t, const ts_net *net, int32_t host) {
 void exec_coll_params(const ts_topo *t, const ts_net *net, uint32_t gpu,
                       ts_coll_params *p) {
   double nvlink = 0, pcie = 0;
+  ts_time_ps nvhop = 0; /* wire latency GPU to GPU over NVLink */
   /* With NVSwitch bundling the bundle chip's link carries the sum of the
    * GPU's NVSwitch links; the others must not count again. */
   uint32_t bundle = net ? ts_net_nvswitch_bundle(net, gpu) : UINT32_MAX;
@@ -85,9 +86,9 @@ void exec_coll_params(const ts_topo *t, const ts_net *net, uint32_t gpu,
     const ts_link *l = ts_topo_link(t, adj[i] >> 1);
     uint32_t head = ts_topo_dir_head(t, adj[i]);
     if (l->kind == TS_LINK_NVLINK) {
-      if (bundle != UINT32_MAX && head != bundle &&
-          ts_topo_node(t, head)->kind == TS_NODE_NVSWITCH)
-        continue;
+      int via_switch = ts_topo_node(t, head)->kind == TS_NODE_NVSWITCH;
+      if (l->latency * (1 + via_switch) > nvhop) nvhop = l->latency * (1 + via_switch);
+      if (bundle != UINT32_MAX && head != bundle && via_switch) continue;
       nvlink += dir_bw(t, net, adj[i]);
     } else if (l->kind == TS_LINK_PCIE || l->kind == TS_LINK_C2C) {
       pcie += dir_bw(t, net, adj[i]);
@@ -99,6 +100,12 @@ void exec_coll_params(const ts_topo *t, const ts_net *net, uint32_t gpu,
   double inter = nic_share(t, net, g->host);
   p->bw_inter = inter > 0 ? inter : p->bw_intra;
   p->hbm_bw = ts_topo_gpu_model(t, g->model)->hbm_bandwidth;
+  if (p->cost_model != TS_COLL_COST_DEFAULT) return;
+  ts_coll_params_nccl(p, ts_coll_gpu_gen_from_name(ts_topo_gpu_model(t, g->model)->name));
+  /* NCCL's per-step hwLat includes the wire; the network model adds the
+   * links' latencies to every transfer, so the step keeps the rest. */
+  for (int q = 0; q < TS_COLL_PROTO_COUNT; q++)
+    p->alpha_intra[q] = p->alpha_intra[q] > nvhop ? p->alpha_intra[q] - nvhop : 0;
 }
 
 void ts_coll_params_from_topo(const ts_topo *t, uint32_t gpu, ts_coll_params *p) {
@@ -130,11 +137,17 @@ static void on_done(void *ctx, uint64_t tag) {
   c->done = 1;
 }
 
-/* Params with the network's bandwidths filled in where left at zero. */
+/* Params with the network's bandwidths filled in where left at zero, and
+ * NCCL's cost structure of the system unless the caller chose a model. */
 static ts_coll_params net_params(const ts_exec *x, uint32_t gpu,
                                  const ts_coll_params *given) {
-  ts_coll_params p = *given, from;
+  ts_coll_params p = *given, from = *given;
   ts_exec_coll_params(x, gpu, &from);
+  if (p.cost_model == TS_COLL_COST_DEFAULT) {
+    double bi = p.bw_intra, bn = p.bw_inter, bv = p.bw_nvls, hb = p.hbm_bw;
+    p = from;
+    p.bw_intra = bi, p.bw_inter = bn, p.bw_nvls = bv, p.hbm_bw = hb;
+  }
   if (p.bw_intra <= 0) p.bw_intra = from.bw_intra;
   if (p.bw_inter <= 0) p.bw_inter = from.bw_inter;
   if (p.bw_nvls <= 0) p.bw_nvls = from.bw_nvls;

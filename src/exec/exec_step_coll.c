@@ -39,6 +39,9 @@ int exec_colls_init(exec_colls *k, const ts_exec *x, const ts_mapping *m,
   k->compact_min = compact_min ? compact_min : 8;
   ts_coll_params_default(&k->params);
   if (ts_mapping_ranks(m)) ts_exec_coll_params(x, ts_mapping_rank(m, 0)->gpu, &k->params);
+  /* --alpha is the whole latency model: NCCL's launch and base latency
+   * are dropped with its per-step latencies. */
+  if (alpha_ps >= 0) k->params.cost_model = TS_COLL_COST_ALPHA_BETA;
   for (int q = 0; alpha_ps >= 0 && q < TS_COLL_PROTO_COUNT; q++)
     k->params.alpha_intra[q] = k->params.alpha_inter[q] = (ts_time_ps)alpha_ps;
   for (int g = 0; g < TS_GROUP_COUNT; g++) {

@@ -5,7 +5,7 @@
  *   topsim: 1                       format version (required)
  *   name: STRING                    (required)
  *   description: STRING
- *   gpu_models:                     MODEL -> {bf16, fp8?, hbm, hbm_bandwidth}
+ *   gpu_models:                     MODEL -> {bf16, fp8?, hbm, hbm_bandwidth, sms?}
  *   planes:                         list of {name, kind, technology?,
  *                                   bandwidth?, efficiency?, latency?,
  *                                   overhead?, generator? | switches?,
@@ -62,7 +62,7 @@ static int index_models(topo_loader *L) {
 
 static int parse_models(topo_loader *L, const topo_ynode *map) {
   const sc_ctx *c = &L->sc;
-  static const char *const keys[] = {"bf16", "fp8", "hbm", "hbm_bandwidth", NULL};
+  static const char *const keys[] = {"bf16", "fp8", "hbm", "hbm_bandwidth", "sms", NULL};
   if (sc_expect_map(c, map, "'gpu_models'")) return TS_ESCHEMA;
   if (map->count > TOPO_MAX_MODELS) /* before allocating any of them */
     return sc_err(c, map->items[2 * TOPO_MAX_MODELS], "more than %u GPU models",
@@ -77,7 +77,8 @@ static int parse_models(topo_loader *L, const topo_ynode *map) {
         sc_flops(c, m, "bf16", true, &g.bf16_flops) ||
         sc_flops(c, m, "fp8", false, &g.fp8_flops) ||
         sc_size(c, m, "hbm", true, &g.hbm_bytes) ||
-        sc_bandwidth(c, m, "hbm_bandwidth", true, &g.hbm_bandwidth))
+        sc_bandwidth(c, m, "hbm_bandwidth", true, &g.hbm_bandwidth) ||
+        sc_uint(c, m, "sms", false, 1, 4096, &g.sms))
       return TS_ESCHEMA;
     g.name = topo_strdup(L->t, k->str);
     if (topo_add_model(L->t, &g) == UINT16_MAX) return TS_ENOMEM;

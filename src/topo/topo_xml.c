@@ -440,14 +440,14 @@ typedef struct known_gpu {
 } known_gpu;
 
 static const known_gpu known[] = {
-    {0x20b0, 80, {"A100-SXM4-40GB", 312e12, 0, 40000000000ULL, 1555e9}},
-    {0x20b2, 80, {"A100-SXM4-80GB", 312e12, 0, 80000000000ULL, 2039e9}},
-    {0x20b5, 80, {"A100-PCIe-80GB", 312e12, 0, 80000000000ULL, 1935e9}},
-    {0x2330, 90, {"H100-SXM5-80GB", 989e12, 1979e12, 80000000000ULL, 3350e9}},
-    {0, 70, {"V100 (sm 70)", 125e12, 0, 32000000000ULL, 900e9}},
-    {0, 80, {"A100-SXM4-80GB", 312e12, 0, 80000000000ULL, 2039e9}},
-    {0, 90, {"H100-SXM5-80GB", 989e12, 1979e12, 80000000000ULL, 3350e9}},
-    {0, 100, {"B200 (sm 100)", 2250e12, 4500e12, 180000000000ULL, 8000e9}},
+    {0x20b0, 80, {"A100-SXM4-40GB", 312e12, 0, 40000000000ULL, 1555e9, 108}},
+    {0x20b2, 80, {"A100-SXM4-80GB", 312e12, 0, 80000000000ULL, 2039e9, 108}},
+    {0x20b5, 80, {"A100-PCIe-80GB", 312e12, 0, 80000000000ULL, 1935e9, 108}},
+    {0x2330, 90, {"H100-SXM5-80GB", 989e12, 1979e12, 80000000000ULL, 3350e9, 132}},
+    {0, 70, {"V100 (sm 70)", 125e12, 0, 32000000000ULL, 900e9, 80}},
+    {0, 80, {"A100-SXM4-80GB", 312e12, 0, 80000000000ULL, 2039e9, 108}},
+    {0, 90, {"H100-SXM5-80GB", 989e12, 1979e12, 80000000000ULL, 3350e9, 132}},
+    {0, 100, {"B200 (sm 100)", 2250e12, 4500e12, 180000000000ULL, 8000e9, 148}},
 };
 
 /* GPU model: the template's gpu_model, else the table, else "unknown"
@@ -455,7 +455,7 @@ static const known_gpu known[] = {
 static int pick_model(x_state *s, const char *name, uint16_t *out) {
   ts_topo *t = s->L->t;
   const ts_gpu_model *m = NULL;
-  static const ts_gpu_model unknown = {"unknown (no sm or device in XML)", 0, 0, 0, 0};
+  static const ts_gpu_model unknown = {"unknown (no sm or device in XML)", 0, 0, 0, 0, 0};
   const x_gpu *g = s->ngpu ? &s->gpus[0] : NULL;
   for (size_t i = 0; !name && g && !m && i < sizeof known / sizeof known[0]; i++)
     if (known[i].device ? known[i].device == g->device : known[i].sm == g->sm)

@@ -45,20 +45,37 @@ typedef struct op_list {
   const work_cfg *c;
   const ts_gpu_model *gpu;
   int fail;
+  double gm, gn, gk, gg; /* shape of the next pushed GEMM (0: not a GEMM) */
 } op_list;
 
+/* The next push is a GEMM of M x N outputs, inner dimension K, in G equal
+ * groups (grouped expert GEMMs; 1 otherwise): work_eff.c. */
+static void shape(op_list *L, double M, double N, double K, double G) {
+  L->gm = M, L->gn = N, L->gk = K, L->gg = G;
+}
+
+/* Roofline time of an op, times the GEMM shape efficiency (and the FP8
+ * GEMM efficiency relative to BF16's), plus for FP8
+ * GEMMs the cast of their BF16 input (activations forward, output gradient
+ * backward), plus the launch gap of its kernels (1 forward, 2 backward:
+ * data and weight gradients): work_eff.c. */
 static ts_time_ps roofline(const op_list *L, double flops, double bytes,
-                           eff_class e) {
+                           eff_class e, ts_phase ph) {
   const work_cfg *c = L->c;
   if (!L->gpu) return 0;
-  double peak = L->gpu->bf16_flops;
-  if (c->dtype == WORK_FP8 && L->gpu->fp8_flops > 0 && e == EFF_GEMM)
-    peak = L->gpu->fp8_flops;
+  int fp8 = c->dtype == WORK_FP8 && L->gpu->fp8_flops > 0 && e == EFF_GEMM;
+  double peak = fp8 ? L->gpu->fp8_flops : L->gpu->bf16_flops;
   double eff = e == EFF_ATTN ? c->eff_attn : c->eff_gemm;
+  if (L->gm > 0) eff *= work_gemm_shape_eff(L->gpu, L->gm, L->gn, L->gg);
+  if (fp8) eff *= work_fp8_gemm_rel();
   double tc = peak > 0 ? flops / (peak * eff) : 0;
   double bw = L->gpu->hbm_bandwidth * c->eff_mem;
   double tm = bw > 0 ? bytes / bw : 0;
   double t = tc > tm ? tc : tm;
+  int bwd = ph == TS_PHASE_BWD;
+  if (fp8 && L->gm > 0 && bw > 0)
+    t += 3 * L->gm * (bwd ? L->gn : L->gk) * L->gg / bw + work_launch_gap_s();
+  t += (bwd ? 2 : 1) * work_launch_gap_s();
   /* Saturate at 2^62 ps: beyond the simulated-time budget, which the engine
    * then refuses, and never an undefined llround past int64. */
   uint64_t ps = ts_double_to_u64_sat(t * 1e12);
@@ -89,7 +106,8 @@ static void push(op_list *L, ts_op_kind k, ts_phase ph, int32_t layer,
   o->layer = layer;
   o->flops = flops;
   o->bytes = bytes;
-  o->time = roofline(L, flops, bytes, e);
+  o->time = roofline(L, flops, bytes, e, ph);
+  L->gm = L->gn = L->gk = L->gg = 0;
 }
 
 /* Parts of a layer's forward that layer_ops appends. */
@@ -124,6 +142,7 @@ static void layer_ops(op_list *L, uint32_t layer, ts_phase ph, double mult,
   if (!only_attn) {
     push(L, TS_OP_LAYERNORM, ph, ly, m * 10 * T * h / sp, m * 8 * T * h / sp,
          EFF_GEMM);
+    shape(L, T, o_qkv, h, 1);
     push(L, TS_OP_QKV, ph, ly, m * 2 * T * w_qkv,
          m * (w_qkv * wb + 2 * T * h + 2 * T * o_qkv), EFF_GEMM);
   }
@@ -133,6 +152,7 @@ static void layer_ops(op_list *L, uint32_t layer, ts_phase ph, double mult,
   push(L, TS_OP_ATTN_VALUE, ph, ly, m * f_av,
        m * 2 * (b * S * k / t + T * q / t), EFF_ATTN);
   if (only_attn) return;
+  shape(L, T, h, v / t, 1);
   push(L, TS_OP_ATTN_OUT, ph, ly, m * 2 * T * v * h / t,
        m * (v * h / t * wb + 2 * T * v / t + 2 * T * h), EFF_GEMM);
   push(L, TS_OP_ELEMENTWISE, ph, ly, m * 2 * T * h / sp,
@@ -142,13 +162,16 @@ static void layer_ops(op_list *L, uint32_t layer, ts_phase ph, double mult,
   ts_op_kind kup = TS_OP_MLP_UP, kdn = TS_OP_MLP_DOWN;
   if (work_layer_is_moe(c, layer)) {
     double E = c->experts, fe = c->expert_ffn_hidden;
+    shape(L, T / sp, E, h, 1);
     push(L, TS_OP_ROUTER, ph, ly, m * 2 * T * h * E / sp,
          m * (2 * h * E + 2 * T * h / sp), EFF_GEMM);
     if (c->shared_experts) { /* dense MLP of width shared * fe */
       double fs = c->shared_experts * fe;
+      shape(L, T, fs * up / t, h, 1);
       push(L, TS_OP_MLP_UP, ph, ly, m * 2 * T * h * fs * up / t,
            m * (h * fs * up / t * wb + 2 * T * h + 2 * T * fs * up / t),
            EFF_GEMM);
+      shape(L, T, h, fs / t, 1);
       push(L, TS_OP_MLP_DOWN, ph, ly, m * 2 * T * fs * h / t,
            m * (h * fs / t * wb + 2 * T * fs / t + 2 * T * h), EFF_GEMM);
     }
@@ -157,20 +180,25 @@ static void layer_ops(op_list *L, uint32_t layer, ts_phase ph, double mult,
     kup = TS_OP_EXPERT_UP;
     kdn = TS_OP_EXPERT_DOWN;
     double fl = fe;         /* each pair goes through one expert */
+    double El = E / c->ep; /* local experts, one grouped GEMM */
+    shape(L, tok / El, fl * up / t, h, El);
     push(L, kup, ph, ly, m * 2 * tok * h * fl * up / t,
          m * (h * f * up / t * wb + 2 * tok * h + 2 * tok * fl * up / t),
          EFF_GEMM);
     push(L, TS_OP_MLP_ACT, ph, ly, m * 8 * tok * fl / t,
          m * 2 * tok * fl * (up + 1) / t, EFF_GEMM);
+    shape(L, tok / El, h, fl / t, El);
     push(L, kdn, ph, ly, m * 2 * tok * fl * h / t,
          m * (h * f / t * wb + 2 * tok * fl / t + 2 * tok * h), EFF_GEMM);
     return;
   }
+  shape(L, tok, f * up / t, h, 1);
   push(L, kup, ph, ly, m * 2 * tok * h * f * up / t,
        m * (h * f * up / t * wb + 2 * tok * h + 2 * tok * f * up / t),
        EFF_GEMM);
   push(L, TS_OP_MLP_ACT, ph, ly, m * 8 * tok * f / t,
        m * 2 * tok * f * (up + 1) / t, EFF_GEMM);
+  shape(L, tok, h, f / t, 1);
   push(L, kdn, ph, ly, m * 2 * tok * f * h / t,
        m * (h * f / t * wb + 2 * tok * f / t + 2 * tok * h), EFF_GEMM);
 }
@@ -184,9 +212,11 @@ static void edge_op(op_list *L, bool logits, ts_phase ph, double mult) {
   double t = c->tp, V = c->vocab, wb = c->dtype == WORK_FP8 ? 1 : 2;
   if (!logits)
     push(L, TS_OP_EMBED, ph, -1, 0, mult * 4 * T * h, EFF_GEMM);
-  else
+  else {
+    shape(L, T, V / t, h, 1);
     push(L, TS_OP_LOGITS, ph, -1, mult * 2 * T * h * V / t,
          mult * (h * V / t * wb + 2 * T * h + 4 * T * V / t), EFF_GEMM);
+  }
 }
 
 /* MLA under selective recompute: the up projections run again before the
@@ -253,7 +283,7 @@ int ts_work_ops(const ts_workload *w, const ts_gpu_model *gpu, uint32_t stage,
   work_derive(w, &c);
   if (stage >= c.pp || ep_rank >= c.ep || work_validate(w, NULL))
     return TS_EINVALID;
-  op_list L = {NULL, 0, 0, &c, gpu, 0};
+  op_list L = {NULL, 0, 0, &c, gpu, 0, 0, 0, 0, 0};
   double share = c.experts ? work_moe_rank_share(&c, ep_rank) : 0;
   uint32_t v = work_chunks(&c);
   for (uint32_t ch = 0; ch < v; ch++) chunk_ops(&L, stage, ch, share, true);

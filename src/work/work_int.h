@@ -100,6 +100,15 @@ int work_parse_order(const char *s, int perm[WORK_D_COUNT], char *why,
 void work_stage_layers(const work_cfg *c, uint32_t stage, uint32_t chunk,
                        uint32_t *first, uint32_t *count);
 uint32_t work_chunks(const work_cfg *c); /* virtual stages per rank (>= 1) */
+/* GEMM efficiency by shape and kernel costs (work_eff.c): SMs of a GPU
+ * model (0 unknown); the fraction of the large-GEMM rate an M x N output
+ * GEMM in `groups` equal groups reaches (tile x wave quantization); the
+ * gap between back-to-back kernels, seconds. */
+uint32_t work_gpu_sms(const ts_gpu_model *g);
+double work_gemm_shape_eff(const ts_gpu_model *g, double M, double N, double groups);
+double work_launch_gap_s(void);
+/* FP8 GEMM efficiency relative to BF16's, against the FP8 peak (0.875). */
+double work_fp8_gemm_rel(void);
 /* Pipeline positions a micro-batch passes: pp * v (interleaved), pp. */
 uint32_t work_positions(const work_cfg *c);
 /* Position of chunk `chunk` of `stage`: chunk * pp + stage; DualPipe's

@@ -506,6 +506,37 @@ uint32_t ts_workload_global_batch(const ts_workload *w) {
   return w->cfg.global_batch;
 }
 
+void ts_workload_shape_get(const ts_workload *w, ts_workload_shape *out) {
+  work_cfg c;
+  work_derive(w, &c);
+  memset(out, 0, sizeof *out);
+  out->layers = c.layers;
+  out->heads = c.heads;
+  out->kv_heads = c.kv_heads;
+  out->seq_len = c.seq_len;
+  out->experts = c.experts;
+  out->top_k = c.top_k;
+  out->global_batch = c.global_batch;
+  out->micro_batch = c.micro_batch;
+  out->schedule = c.schedule;
+  out->virtual_stages = c.virtual_stages;
+  out->recompute = c.recompute;
+  /* the distributed optimizer is ZeRO stage 1 (docs/workload-format.md) */
+  out->zero_stage = c.zero_stage ? c.zero_stage : c.distributed_optimizer;
+  out->first_stage_layers = c.first_stage_layers;
+  out->last_stage_layers = c.last_stage_layers;
+  out->gpus = c.gpus;
+  out->order = w->order;
+}
+
+const char *ts_schedule_name(uint32_t s) {
+  return s < 3 ? scheds[s] : "?";
+}
+
+const char *ts_recompute_name(uint32_t r) {
+  return r < 3 ? recomps[r] : "?";
+}
+
 size_t ts_workload_settings(const ts_workload *w, ts_setting *out,
                             size_t max) {
   work_cfg c;

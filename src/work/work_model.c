@@ -362,3 +362,7 @@ const char *ts_phase_name(ts_phase p) {
   static const char *const n[] = {"fwd", "bwd", "recompute", "step"};
   return (unsigned)p < TS_PHASE_COUNT ? n[p] : "?";
 }
+
+int ts_work_validate(const ts_workload *w, ts_diag *d) {
+  return work_validate(w, d);
+}

@@ -1,0 +1,108 @@
+/* coll_nccl.c - NCCL's per-operation cost structure: the constants of its
+ * tuning model (src/graph/tuning.cc, NCCL 2.19-2.27) by GPU generation, and
+ * the effective protocol efficiency both the cost model and the lowering
+ * use, so the chosen (algorithm, protocol) and the simulated time agree.
+ *
+ * What an operation costs under TS_COLL_COST_NCCL (docs/model.md):
+ *   launch + baseLat[algo][proto] + steps x hwLat[proto]
+ *          + bytes on the busiest link / (bandwidth x efficiency)
+ * where the per-step latencies are the params' alpha_intra / alpha_inter
+ * (NCCL's hwLat), and efficiency is the protocol's, capped as NCCL's tuner
+ * caps it (coll_eff). NVLS replaces the per-step latencies by one NVLS
+ * latency and runs at nvls_efficiency of the NVLink bandwidth. */
+#include <string.h>
+
+#include "coll/coll.h"
+
+static int has_prefix(const char *s, const char *p) {
+  return strncmp(s, p, strlen(p)) == 0;
+}
+
+ts_coll_gpu_gen ts_coll_gpu_gen_from_name(const char *m) {
+  if (!m) return TS_COLL_GEN_OTHER;
+  if (has_prefix(m, "GB") || has_prefix(m, "B200") || has_prefix(m, "B300") ||
+      has_prefix(m, "B100"))
+    return TS_COLL_GEN_BLACKWELL;
+  if (has_prefix(m, "GH") || m[0] == 'H') return TS_COLL_GEN_HOPPER;
+  if (has_prefix(m, "A100") || has_prefix(m, "A800") || has_prefix(m, "A30") ||
+      has_prefix(m, "A10"))
+    return TS_COLL_GEN_AMPERE;
+  return TS_COLL_GEN_OTHER;
+}
+
+/* Constants and their sources (all NCCL src/graph/tuning.cc unless said):
+ * - auto_mask: ring and NVLS (see the comment in the body).
+ * - launch 4 us: cudaLaunchKernel plus NCCL's enqueue, paid once per
+ *   operation by nccl-tests without CUDA graphs. Not in NCCL's model (which
+ *   ranks algorithms, where launch cancels out); measured: an 8-GPU A100
+ *   8-byte all_reduce takes 18.75 us (tests/validation/a100-1node-*), NCCL's
+ *   ring LL model 6.6 + 14 x 0.6 = 15.0 us.
+ * - baseLatencies (us): tree {LL 6.8, LL128 14.0, Simple 8.4}, ring {6.6,
+ *   14.0, 8.4}; NVLS 0. Halving-doubling, direct and hierarchical take the
+ *   ring's (they are not NCCL algorithms).
+ * - NVLS hwLat (NVLink, Simple): 25 us, once per operation.
+ * - LL128 efficiency 0.92 (the tuner's "120/128" factor for ring LL128).
+ * - llMaxBws (GB/s busBw; 1 node / 2 nodes / more): Ampere 87.7 / 22.5 /
+ *   19.0, Hopper 141 / 45 / 35, Blackwell twice Hopper; Volta's 39 / 39 /
+ *   20.4 for anything else.
+ * - nvlsEfficiency: Hopper 0.85, Blackwell 0.74: the NVLS rate as a
+ *   fraction of the NVLink bandwidth (the switch's reduction and multicast
+ *   throughput). With the NVLS all-reduce's traffic of S (1 + 1/p) per
+ *   direction (coll_nvls.c) this gives 360 GB/s x 0.85 / (9/8) = 272 GB/s
+ *   algbw on 8 H100, where the maintainers quote ~275 (nccl-tests#212) and
+ *   a user 258 / 265 / 270 / 273 GB/s on 5 / 6 / 7 / 8 GPUs (nccl#1455;
+ *   model 255 / 262 / 268 / 272). */
+void ts_coll_params_nccl(ts_coll_params *p, ts_coll_gpu_gen gen) {
+  static const double us = (double)TS_PS_PER_US;
+  static const double llmax[4][3] = {
+      {39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0},
+      {282.0, 90.0, 70.0}};
+  static const double nvls_eff[4] = {0, 0, 0.85, 0.74};
+  const double ring[3] = {6.6, 14.0, 8.4}, tree[3] = {6.8, 14.0, 8.4};
+  p->cost_model = TS_COLL_COST_NCCL;
+  /* NCCL has no hierarchical algorithm; topsim's tree is a binary tree
+   * over all ranks, not NCCL's chain inside a node plus tree across nodes,
+   * and runs far from NCCL's tree figures: auto ranks ring and NVLS. */
+  p->auto_mask &= ~((1u << TS_COLL_HIER) | (1u << TS_COLL_TREE));
+  p->launch = (ts_time_ps)(4.0 * us);
+  for (int a = 0; a < TS_COLL_ALGO_COUNT; a++)
+    for (int q = 0; q < TS_COLL_PROTO_COUNT; q++) {
+      double v = a == TS_COLL_NVLS ? 0 : a == TS_COLL_TREE ? tree[q] : ring[q];
+      p->base_latency[a][q] = (ts_time_ps)(v * us + 0.5);
+    }
+  p->nvls_latency = (ts_time_ps)(25.0 * us);
+  p->efficiency[TS_COLL_LL128] = 0.92;
+  unsigned g = (unsigned)gen < 4 ? (unsigned)gen : 0;
+  for (int i = 0; i < 3; i++) p->ll_max_bw[i] = llmax[g][i] * 1e9;
+  p->nvls_efficiency = nvls_eff[g] > 0 ? nvls_eff[g] : 0.8;
+}
+
+int coll_nccl(const ts_coll_params *p) {
+  return p->cost_model == TS_COLL_COST_NCCL;
+}
+
+double coll_eff(const ts_coll_comm *m, const ts_coll_params *p,
+                ts_coll_algo a, ts_coll_proto q) {
+  double e = p->efficiency[q];
+  if (!coll_nccl(p)) return e;
+  if (a == TS_COLL_NVLS) return e * p->nvls_efficiency;
+  if (a == TS_COLL_TREE) {
+    /* NCCL: tree LL busBw / 3.8, LL128 x 7/9 inside one node. */
+    if (q == TS_COLL_LL) e = 1.0 / 3.8;
+    if (q == TS_COLL_LL128 && m->nhosts == 1) e = 7.0 / 9.0;
+  }
+  if (q == TS_COLL_LL) {
+    int i = m->nhosts <= 1 ? 0 : m->nhosts == 2 ? 1 : 2;
+    double bw = m->nhosts > 1 ? p->bw_inter : p->bw_intra;
+    if (bw > 0 && p->ll_max_bw[i] > 0 && p->ll_max_bw[i] / bw < e)
+      e = p->ll_max_bw[i] / bw;
+  }
+  return e;
+}
+
+ts_time_ps coll_startup(const ts_coll_params *p, ts_coll_algo a,
+                        ts_coll_proto q) {
+  if (!coll_nccl(p)) return 0;
+  return p->launch + p->base_latency[a][q] +
+         (a == TS_COLL_NVLS ? p->nvls_latency : 0);
+}

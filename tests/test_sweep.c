@@ -1,0 +1,201 @@
+/* test_sweep.c - mapping enumeration (exact candidate and pruning counts
+ * derived by hand), order strings against NVLink domains, memory refusal,
+ * ranking, the Pareto front, and the SVG of a real sweep parsed with
+ * libxml2: one circle per simulated CSV row. */
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "topsim/ts_sweep.h"
+
+#define TINY "tests/data/workloads/tiny-dense.yaml"
+#define SU "topologies/superpod-a100-1su.yaml"
+
+static ts_workload *load_w(const char *rel) {
+  ts_workload *w = NULL;
+  ts_diag d;
+  ts_diag_clear(&d);
+  int rc = ts_workload_load_file(tu_path(rel), &w, &d);
+  if (rc) fprintf(stderr, "%s\n", d.msg);
+  assert_int_equal(rc, 0);
+  return w;
+}
+
+static void enumerate(const char *wl, const char *topo, ts_sweep_spec *s,
+                      ts_sweep_set *z) {
+  ts_workload *w = load_w(wl);
+  ts_topo *t = tu_load(topo);
+  ts_diag d;
+  ts_diag_clear(&d);
+  assert_int_equal(ts_sweep_enumerate(w, t, s, z, &d), 0);
+  ts_workload_free(w);
+  ts_topo_free(t);
+}
+
+/* tiny-dense (8 layers, 16 heads, global batch 40, mb 1) on 16 GPUs of
+ * DGX A100 nodes (8 GPUs per NVLink domain), varying tp and pp only.
+ * Candidates: sum over tp | 16 of d(16/tp) = 5+4+3+2+1 = 15. Pruned:
+ * tp 16 leaves the node (1), pp 16 does not divide 8 layers (1), tp1 pp1
+ * gives dp 16, which does not divide 40 (1). Valid 12. */
+static void test_counts_tp_pp(void **state) {
+  (void)state;
+  ts_sweep_spec s;
+  ts_sweep_spec_default(&s);
+  s.vary = 1u << TS_SWEEP_TP | 1u << TS_SWEEP_PP;
+  s.gpus = 16;
+  ts_sweep_set z;
+  enumerate(TINY, SU, &s, &z);
+  assert_int_equal(z.candidates, 15);
+  assert_int_equal(z.n, 12);
+  assert_int_equal(z.pruned[TS_PRUNE_TP_DOMAIN], 1);
+  assert_int_equal(z.pruned[TS_PRUNE_PP_LAYERS], 1);
+  assert_int_equal(z.pruned[TS_PRUNE_BATCH], 1);
+  uint64_t sum = z.n;
+  for (int p = 0; p < TS_PRUNE_COUNT; p++) sum += z.pruned[p];
+  assert_int_equal(sum, z.candidates);
+  for (uint32_t i = 0; i < z.n; i++) {
+    assert_int_equal(z.maps[i].tp * z.maps[i].pp * z.maps[i].dp, 16);
+    assert_true(z.maps[i].tp <= 8);
+  }
+  ts_sweep_set_free(&z);
+  /* allowing cross-node TP brings tp 16 pp 1 dp 1 back: 13 */
+  s.allow_cross_node_tp = 1;
+  enumerate(TINY, SU, &s, &z);
+  assert_int_equal(z.n, 13);
+  ts_sweep_set_free(&z);
+}
+
+/* tp 2, pp 2, dp 4 on 16 GPUs, varying only the order: 3 dimensions of
+ * size > 1 give 3! = 6 orders. TP neighbours sit `stride` ranks apart
+ * (product of the sizes inside tp): tp innermost 1 (2 orders), dp-tp-pp 4,
+ * pp-tp-dp 2 (groups within 8 ranks = one node), dp-pp-tp and pp-dp-tp 8
+ * (a group spans two nodes): 4 valid, 2 pruned by the domain. */
+static void test_orders(void **state) {
+  (void)state;
+  ts_sweep_spec s;
+  ts_sweep_spec_default(&s);
+  s.vary = 1u << TS_SWEEP_ORDER;
+  s.gpus = 16;
+  ts_diag d;
+  ts_diag_clear(&d);
+  assert_int_equal(ts_sweep_spec_fix(&s, TS_SWEEP_TP, "2", &d), 0);
+  assert_int_equal(ts_sweep_spec_fix(&s, TS_SWEEP_PP, "2", &d), 0);
+  ts_sweep_set z;
+  enumerate(TINY, SU, &s, &z);
+  assert_int_equal(z.candidates, 6);
+  assert_int_equal(z.n, 4);
+  assert_int_equal(z.pruned[TS_PRUNE_TP_DOMAIN], 2);
+  for (uint32_t i = 0; i < z.n; i++) {
+    assert_int_equal(z.maps[i].dp, 4);
+    assert_null(strstr(z.maps[i].order, "pp-dp-tp"));
+    assert_null(strstr(z.maps[i].order, "dp-pp-tp"));
+  }
+  ts_sweep_set_free(&z);
+}
+
+/* GPT-3 175B on one DGX A100 (8 x 80 GB): 16 bytes per parameter of
+ * weights, gradients and Adam state are 2.8 TB even before activations;
+ * ZeRO 3 over 8 GPUs still leaves 350 GB per GPU. Nothing fits. */
+static void test_memory_refusal(void **state) {
+  (void)state;
+  ts_sweep_spec s;
+  ts_sweep_spec_default(&s);
+  s.gpus = 8;
+  ts_sweep_set z;
+  enumerate("examples/gpt3-175b-1024-a100.yaml", "topologies/dgx-a100.yaml", &s, &z);
+  assert_int_equal(z.n, 0);
+  assert_true(z.pruned[TS_PRUNE_MEMORY] > 0);
+  assert_non_null(strstr(z.min_memory, "GiB per GPU"));
+  ts_sweep_set_free(&z);
+}
+
+static ts_sweep_row row(uint32_t idx, double tok, double mem_gib, int status) {
+  ts_sweep_row r;
+  memset(&r, 0, sizeof r);
+  r.index = idx;
+  r.tokens_s = tok;
+  r.step_s = tok > 0 ? 1 / tok : 0;
+  r.map.mem_bytes = (uint64_t)(mem_gib * 1073741824.0);
+  r.status = status;
+  return r;
+}
+
+/* (mem, tokens): (1,10) (2,20) (3,15) (2,5) (4,20) failed(1,100). Front:
+ * (1,10) and (2,20); (3,15) and (4,20) are dominated by (2,20), (2,5) by
+ * both; a failed row is never on it. */
+static void test_pareto_and_rank(void **state) {
+  (void)state;
+  ts_sweep_row r[6] = {row(0, 10, 1, 0), row(1, 20, 2, 0), row(2, 15, 3, 0),
+                       row(3, 5, 2, 0),  row(4, 20, 4, 0), row(5, 100, 1, 4)};
+  uint8_t f[6];
+  ts_sweep_pareto(r, 6, f);
+  uint8_t want[6] = {1, 1, 0, 0, 0, 0};
+  assert_memory_equal(f, want, 6);
+  ts_sweep_rank(r, 6, TS_SORT_TOKENS);
+  /* 20 (index 1 before 4), 15, 10, 5, then the failed row */
+  uint32_t order[6] = {1, 4, 2, 0, 3, 5};
+  for (int i = 0; i < 6; i++) assert_int_equal(r[i].index, order[i]);
+  ts_sweep_rank(r, 6, TS_SORT_MEMORY);
+  assert_int_equal(r[0].index, 0);
+  assert_int_equal(r[5].index, 5);
+}
+
+static uint32_t count_circles(xmlNode *n) {
+  uint32_t c = 0;
+  for (; n; n = n->next) {
+    if (n->type == XML_ELEMENT_NODE && !xmlStrcmp(n->name, BAD_CAST "circle")) c++;
+    c += count_circles(n->children);
+  }
+  return c;
+}
+
+/* A real sweep (12 mappings, see test_counts_tp_pp): the SVG parses as XML
+ * and holds one circle per simulated CSV row. */
+static void test_cli_svg(void **state) {
+  (void)state;
+  const char *bin = getenv("TOPSIM_BIN");
+  if (!bin) skip();
+  char dir[] = "/tmp/topsim-sweep-XXXXXX", cmd[4096], svg[256], csv[256];
+  assert_non_null(mkdtemp(dir));
+  snprintf(svg, sizeof svg, "%s/s.svg", dir);
+  snprintf(csv, sizeof csv, "%s/s.csv", dir);
+  snprintf(cmd, sizeof cmd, "'%s' sweep '%s' --topology '%s' --gpus 16 "
+           "--vary tp,pp --jobs 2 --quiet --svg '%s' --csv '%s' >/dev/null",
+           bin, tu_path(TINY), tu_path(SU), svg, csv);
+  int st = system(cmd);
+  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  FILE *f = fopen(csv, "r");
+  assert_non_null(f);
+  char line[2048];
+  uint32_t ok = 0, lines = 0;
+  while (fgets(line, sizeof line, f)) lines++, ok += strstr(line, ",ok,") != NULL;
+  fclose(f);
+  assert_int_equal(lines, 13); /* header + 12 */
+  assert_int_equal(ok, 12);
+  xmlDoc *doc = xmlReadFile(svg, NULL, XML_PARSE_NONET);
+  assert_non_null(doc);
+  xmlNode *root = xmlDocGetRootElement(doc);
+  assert_string_equal((const char *)root->name, "svg");
+  assert_int_equal(count_circles(root), ok);
+  xmlFreeDoc(doc);
+  xmlCleanupParser();
+  unlink(svg);
+  unlink(csv);
+  rmdir(dir);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_counts_tp_pp),
+      cmocka_unit_test(test_orders),
+      cmocka_unit_test(test_memory_refusal),
+      cmocka_unit_test(test_pareto_and_rank),
+      cmocka_unit_test(test_cli_svg),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
