@@ -60,8 +60,7 @@ vgrun() {
 vgrun 0 topo "$d/nccl-topo/ibm-cloud-h100-8gpu-topo.xml" --hosts 2 --fabric ib_ndr --json
 # topo --validate over several files: YAML errors, an alias bomb, XML errors.
 vgrun 65 topo --validate --json "$t/dgx-a100.yaml" "$d/bad/alias_bomb.yaml" \
-  "$d/bad/dangling_link.yaml" "$d/warn/uneven_uplinks.yaml"
-vgrun 65 topo "$d/bad_xml/entity_bomb.xml"
+  "$d/bad_xml/entity_bomb.xml" "$d/bad/dangling_link.yaml" "$d/warn/uneven_uplinks.yaml"
 # bench: a collective with nccl-tests JSON; a p2p pattern around a failure.
 vgrun 0 bench "$t/dgx-a100.yaml" --op all_reduce -b 1M -e 2M -J "$tmp/bench.json"
 vgrun 0 bench "$t/superpod-a100-1su.yaml" --pattern shift:1 --no-pxn -b 1M -e 1M \
@@ -73,6 +72,9 @@ vgrun 0 run "$d/workloads/tiny-dense.yaml" --topology "$t/superpod-a100-1su.yaml
 vgrun 65 run "$d/bad/work/memory.yaml"
 # plan: sizing, BOM as CSV, catalog and power.
 vgrun 0 plan --preset b300-superpod --nodes 64 --csv
+# sweep: forked workers (valgrind follows forks), CSV and SVG.
+vgrun 0 sweep "$d/workloads/tiny-dense.yaml" --topology "$t/superpod-a100-1su.yaml" \
+  --gpus 16 --vary tp,pp --quiet --jobs 2 --csv "$tmp/sweep.csv" --svg "$tmp/sweep.svg"
 # check: the baseline above, its bench prediction fails (exit 1), JUnit.
 vgrun 1 check "$tmp/baseline.yaml" --junit "$tmp/junit.xml"
 
