@@ -13,6 +13,8 @@ ok() { pass=$((pass + 1)); }
 topo=$src/topologies/superpod-a100-1su.yaml
 tiny=$src/tests/data/workloads/tiny-dense.yaml
 fdir=$src/tests/data/faults
+tmpd=$(mktemp -d)
+trap 'rm -rf "$tmpd"' EXIT
 
 # time_us of the single row of a bench --json run
 bt() { "$bin" bench "$topo" "$@" --json | python3 -c \
@@ -141,6 +143,17 @@ assert 1.0 <= w[2]["slowdown"] <= w[1]["slowdown"], w
 "$bin" "${plan[@]}" --what-if | grep -q "^leaf   compute/leaf-su0-r0 .* 20 .*%$" \
   && ok || note "plan --what-if text"
 
+# 7b. sweep takes the same faults: a GPU 1.5x slow lowers every mapping's
+#    tokens/s (pp 1, 2, 4 of the tiny model on the SU), none gets faster.
+sw() { "$bin" sweep "$tiny" --topology "$topo" --vary pp --jobs 1 --quiet --csv "$1" "${@:2}" >/dev/null; }
+sw "$tmpd/h.csv" && sw "$tmpd/s.csv" --straggler dgx3/gpu5=1.5 && python3 -c '
+import csv, sys
+def rows(p): return {(r["tp"], r["pp"], r["dp"]): float(r["tokens_per_s"]) for r in csv.DictReader(open(p))}
+h, s = rows(sys.argv[1]), rows(sys.argv[2])
+assert h.keys() == s.keys() and len(h) >= 2, (h, s)
+assert all(s[k] < h[k] for k in h), (h, s)
+' "$tmpd/h.csv" "$tmpd/s.csv" && ok || note "sweep --straggler"
+
 # 8. Bad input: one message, the right exit status.
 want() { # STATUS TEXT ARGS...
   local st=$1 msg=$2; shift 2
@@ -160,6 +173,7 @@ want 64 "needs flow fidelity" bench "$topo" --fidelity chunk --pattern shift:8 -
 want 64 "what-if needs --workload" plan --preset a100-superpod --nodes 40 --what-if
 want 64 "faults apply to --workload" plan --preset a100-superpod --nodes 40 --fail x
 want 64 "stragglers and timed failures need a simulation" topo "$topo" --faults "$fdir/leaf-and-straggler.yaml"
+want 64 "faults name parts of one fabric" sweep "$tiny" --topologies "$topo,$topo" --straggler 0=2
 cut=()
 for n in 0 1 2 3 4 5 6 7; do cut+=(--fail dgx0/compute$n); done
 want 65 "'dgx0/gpu[0-7]' is cut off from the fabric" bench "$topo" --pattern shift:8 "${cut[@]}"

@@ -280,6 +280,34 @@ static void reenter(ts_sim *sim, void *ctx, uint64_t arg) {
   *(int *)ctx = ts_sim_run(sim);
 }
 
+static void count_ev(ts_sim *sim, void *ctx, uint64_t arg) { (*(int *)ctx)++; }
+
+/* Budgets of a run: an event due after the horizon stops the run before it
+ * fires (the events before it fire), TS_ELIMIT, overrun 1; more events than
+ * the limit stop it after the (limit+1)-th, overrun 2. */
+static void limits(void **state) {
+  ts_sim *sim = new_sim();
+  int fired = 0;
+  ts_sim_set_limits(sim, 1000, UINT64_MAX);
+  assert_int_equal(ts_sim_schedule(sim, 10, count_ev, &fired, 0, NULL), 0);
+  assert_int_equal(ts_sim_schedule(sim, 1000, count_ev, &fired, 0, NULL), 0);
+  assert_int_equal(ts_sim_overrun(sim), 0);
+  assert_int_equal(ts_sim_schedule(sim, 1001, count_ev, &fired, 0, NULL), 0);
+  assert_int_equal(ts_sim_overrun(sim), 1);
+  assert_int_equal(ts_sim_run(sim), TS_ELIMIT);
+  assert_int_equal(fired, 0); /* stopped at once: the horizon is already passed */
+  ts_sim_free(sim);
+  sim = new_sim();
+  fired = 0;
+  ts_sim_set_limits(sim, UINT64_MAX, 3);
+  for (int i = 0; i < 10; i++)
+    assert_int_equal(ts_sim_schedule(sim, (ts_time_ps)i, count_ev, &fired, 0, NULL), 0);
+  assert_int_equal(ts_sim_run(sim), TS_ELIMIT);
+  assert_int_equal(fired, 4);
+  assert_int_equal(ts_sim_overrun(sim), 2);
+  ts_sim_free(sim);
+}
+
 /* Argument errors leave the engine unchanged. */
 static void usage_errors(void **state) {
   ts_sim *sim = new_sim();
@@ -451,6 +479,7 @@ int main(void) {
       cmocka_unit_test(events_schedule_events),
       cmocka_unit_test(run_until_and_stop),
       cmocka_unit_test(usage_errors),
+      cmocka_unit_test(limits),
       cmocka_unit_test(reschedule_reorders),
       cmocka_unit_test(stats_are_exact),
       cmocka_unit_test(identical_runs_identical_traces),

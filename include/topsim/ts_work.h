@@ -230,7 +230,8 @@ int ts_work_memory(const ts_workload *w, uint32_t stage,
 /* Operations of one micro-batch (forward, backward, recompute) on a GPU of
  * pipeline stage `stage` holding EP rank `ep_rank`, followed by the
  * once-per-step optimizer op. *out is malloc'ed (caller frees). Returns 0,
- * TS_EINVALID (bad stage/ep_rank) or TS_ENOMEM. */
+ * TS_EINVALID (bad stage/ep_rank), TS_ELIMIT (more ops than the descriptor
+ * budget, ts_budget.h) or TS_ENOMEM. */
 int ts_work_ops(const ts_workload *w, const ts_gpu_model *gpu, uint32_t stage,
                 uint32_t ep_rank, ts_op **out, size_t *n);
 /* Model FLOPs of one training iteration summed over all GPUs (uniform
@@ -240,7 +241,8 @@ double ts_work_step_flops(const ts_workload *w);
 double ts_work_step_model_flops(const ts_workload *w);
 
 /* Collectives rank `rank` takes part in during one step. *out is
- * malloc'ed (caller frees). Returns 0, TS_EINVALID or TS_ENOMEM. */
+ * malloc'ed (caller frees). Returns 0, TS_EINVALID, TS_ELIMIT (over the
+ * descriptor budget) or TS_ENOMEM. */
 int ts_work_comm(const ts_workload *w, const ts_mapping *m, uint32_t rank,
                  ts_comm_desc **out, size_t *n);
 /* Sums descriptors into per-group volumes. */

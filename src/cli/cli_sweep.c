@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/cli_faults.h"
 #include "cli/cli_args.h"
 #include "cli/cli_jobs.h"
 #include "cli/cli_sweep.h"
@@ -34,6 +35,7 @@ typedef struct sweep_opts {
   ts_sweep_spec spec;
   cli_jobs_opts jobs;
   ts_step_opts step;
+  ts_faults faults;            /* what-if, one topology only */
   char *topo_paths[MAX_TOPOS]; /* owned copies */
 } sweep_opts;
 
@@ -71,6 +73,8 @@ static void sweep_help(void) {
       "  --topologies A,B     compare several fabrics side by side\n"
       "model:\n"
       "  --fidelity flow|chunk, --no-pxn   as for `topsim run`\n"
+      "  --fail, --degrade, --straggler, --fail-at, --faults   what-if for\n"
+      "                       every mapping, as for `topsim run` (one topology)\n"
       "execution:\n"
       "  --jobs N             worker processes (default: the cores); under\n"
       "                       mpirun/srun (TOPSIM_MPI builds) ranks instead\n"
@@ -98,6 +102,7 @@ static const struct option longopts[] = {
     {"top", required_argument, NULL, 't'},      {"sort", required_argument, NULL, 'S'},
     {"json", no_argument, NULL, 'J'},           {"csv", required_argument, NULL, 'c'},
     {"svg", required_argument, NULL, 'G'},      {"help", no_argument, NULL, 'h'},
+    CLI_FAULT_LONGOPTS,
     {NULL, 0, NULL, 0}};
 
 static int parse_vary(sweep_opts *o, const char *arg) {
@@ -178,6 +183,8 @@ static int parse_opt(int c, const char *arg, sweep_opts *o) {
   case 'c': o->csv = arg; return 0;
   case 'G': o->svg = arg; return 0;
   }
+  int st = 0;
+  if (cli_faults_opt("sweep", c, arg, &o->faults, &st)) return st;
   return cli_usage_error("sweep", "unknown option");
 }
 
@@ -227,6 +234,22 @@ static int load_workload(const sweep_opts *o, ts_workload **w) {
   return rc ? cli_fail(&d, rc) : 0;
 }
 
+/* Faults name parts of one fabric: resolved against it, refused with
+ * several. 0 or an exit status. */
+static int load_faults(sweep_opts *o, const ts_topo *t) {
+  if (!o->faults.n) return 0;
+  if (o->ntopo > 1)
+    return cli_usage_error("sweep", "faults name parts of one fabric: use "
+                           "--topology, not --topologies");
+  ts_diag d;
+  ts_diag_clear(&d);
+  int rc = ts_faults_resolve(&o->faults, t, &d);
+  if (rc) return rc == TS_EUSAGE ? cli_usage_error("sweep", "%s", d.msg)
+                                 : cli_fail(&d, rc);
+  o->step.faults = &o->faults;
+  return 0;
+}
+
 static int load_all(sweep_state *s) {
   sweep_opts *o = s->o;
   int rc = load_workload(o, &s->w[0]);
@@ -243,7 +266,7 @@ static int load_all(sweep_state *s) {
     if ((rc = cli_load_topo(o->topo_paths[i], &s->t[i]))) return rc;
     s->names[i] = ts_topo_name(s->t[i]);
   }
-  return 0;
+  return load_faults(o, s->t[0]);
 }
 
 /* One clear message when nothing survives: the reason that pruned most and
@@ -472,6 +495,7 @@ int cli_sweep(int argc, char **argv) {
     free(o.topo_paths[i]);
   }
   for (uint32_t i = 0; i < o.nsets; i++) free(o.sets[i]);
+  ts_faults_free(&o.faults);
   free(s.jobs);
   free(s.rows);
   cli_jobs_finish();

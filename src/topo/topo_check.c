@@ -97,30 +97,42 @@ static uint32_t host_span(const ts_topo *t) {
 
 /* Scratch for the per-plane connectivity pass. */
 typedef struct plane_scratch {
+  topo_plane_csr g;   /* nodes and links by plane */
+  uint32_t *touched;  /* nodes a plane pass set up, to reset afterwards */
+  uint32_t ntouched;
   topo_uf uf;
   uint8_t *member;    /* per node: touches the plane */
   uint32_t *host_nic; /* per host: first member NIC on the plane */
   uint32_t hosts;
 } plane_scratch;
 
-/* Joins the plane's links, its switches and each host's NICs. */
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Marks a node as part of this plane's pass (once). */
+static void touch(plane_scratch *s, uint32_t id) {
+  if (s->member[id]) return;
+  s->member[id] = 1;
+  s->touched[s->ntouched++] = id;
+}
+
+/* Joins the plane's links, its switches and each host's NICs. Only the
+ * plane's own nodes and links are visited (s->g), so the pass over all
+ * planes is O(V + E + P); the scratch is reset the same way (plane_reset). */
 static void plane_join(const ts_topo *t, plane_scratch *s, uint16_t p) {
-  for (uint32_t i = 0; i < t->node_count; i++) {
-    s->uf.parent[i] = i;
-    s->uf.size[i] = 1;
+  const topo_plane_csr *g = &s->g;
+  for (uint32_t k = g->link_off[p]; k < g->link_off[p + 1]; k++) {
+    const ts_link *l = &t->links[g->links[k]];
+    touch(s, l->a);
+    touch(s, l->b);
+    topo_uf_union(&s->uf, l->a, l->b);
   }
-  memset(s->member, 0, t->node_count);
-  memset(s->host_nic, 0xff, (size_t)s->hosts * sizeof *s->host_nic);
-  for (uint32_t l = 0; l < t->link_count; l++) {
-    const ts_link *k = &t->links[l];
-    if (k->plane != p) continue;
-    topo_uf_union(&s->uf, k->a, k->b);
-    s->member[k->a] = s->member[k->b] = 1;
-  }
-  for (uint32_t id = 0; id < t->node_count; id++) {
+  for (uint32_t k = g->node_off[p]; k < g->node_off[p + 1]; k++) {
+    uint32_t id = g->nodes[k];
     const ts_node *n = &t->nodes[id];
-    if (n->plane != p) continue;
-    if (topo_is_switch(n)) s->member[id] = 1;
+    if (topo_is_switch(n)) touch(s, id);
     if (n->kind != TS_NODE_NIC || !s->member[id] || n->host < 0) continue;
     uint32_t *first = &s->host_nic[n->host];
     if (*first == TOPO_BAD_ID) *first = id;
@@ -128,12 +140,27 @@ static void plane_join(const ts_topo *t, plane_scratch *s, uint16_t p) {
   }
 }
 
+/* Undoes plane_join on exactly the nodes and hosts it set. */
+static void plane_reset(const ts_topo *t, plane_scratch *s) {
+  for (uint32_t i = 0; i < s->ntouched; i++) {
+    uint32_t id = s->touched[i];
+    s->member[id] = 0;
+    s->uf.parent[id] = id;
+    s->uf.size[id] = 1;
+    if (t->nodes[id].host >= 0) s->host_nic[t->nodes[id].host] = TOPO_BAD_ID;
+  }
+  s->ntouched = 0;
+}
+
 static void check_plane_connected(check_ctx *c, plane_scratch *s, uint16_t p) {
   const ts_topo *t = c->t;
   plane_join(t, s, p);
   uint32_t first = TOPO_BAD_ID, other = TOPO_BAD_ID, parts = 0;
-  for (uint32_t id = 0; id < t->node_count; id++) {
-    if (!s->member[id]) continue;
+  /* Members in id order (the touched list is not), as the messages name
+   * the first and the first unreachable one. */
+  qsort(s->touched, s->ntouched, sizeof *s->touched, cmp_u32);
+  for (uint32_t k = 0; k < s->ntouched; k++) {
+    uint32_t id = s->touched[k];
     if (topo_uf_find(&s->uf, id) == id) parts++;
     if (first == TOPO_BAD_ID) first = id;
     else if (other == TOPO_BAD_ID &&
@@ -153,16 +180,31 @@ static void check_planes(check_ctx *c, const bool *has_sw) {
   s.hosts = host_span(t);
   s.member = malloc((size_t)t->node_count + 1);
   s.host_nic = malloc(((size_t)s.hosts + 1) * sizeof *s.host_nic);
-  if (!s.member || !s.host_nic || topo_uf_init(&s.uf, t->node_count)) {
+  s.touched = malloc(((size_t)t->node_count + 1) * sizeof *s.touched);
+  s.ntouched = 0;
+  if (!s.member || !s.host_nic || !s.touched || topo_plane_csr_build(t, &s.g) ||
+      topo_uf_init(&s.uf, t->node_count)) {
+    topo_plane_csr_free(&s.g);
+    free(s.touched);
     free(s.member);
     free(s.host_nic);
     c->rc = TS_ENOMEM;
     return;
   }
+  for (uint32_t i = 0; i < t->node_count; i++) {
+    s.uf.parent[i] = i;
+    s.uf.size[i] = 1;
+  }
+  memset(s.member, 0, (size_t)t->node_count);
+  memset(s.host_nic, 0xff, (size_t)s.hosts * sizeof *s.host_nic);
   for (uint32_t p = 0; p < t->plane_count; p++)
-    if (has_sw[p] && t->planes[p].kind != TS_PLANE_SCALE_UP)
+    if (has_sw[p] && t->planes[p].kind != TS_PLANE_SCALE_UP) {
       check_plane_connected(c, &s, (uint16_t)p);
+      plane_reset(t, &s);
+    }
   topo_uf_free(&s.uf);
+  topo_plane_csr_free(&s.g);
+  free(s.touched);
   free(s.member);
   free(s.host_nic);
 }

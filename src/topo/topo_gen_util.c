@@ -1,7 +1,9 @@
 /* topo_gen_util.c - helpers shared by the fabric generators.
  *
- * Everything here is O(1) except topo_gen_collect, one O(nodes) scan; the
- * generators call it once each, so a generator costs O(nodes + links). */
+ * Everything here is O(1) except topo_gen_collect: a plane's NICs come
+ * from a grouping by plane built once (O(nodes + planes) for all planes
+ * together), other kinds from one O(nodes) scan; so many generated planes
+ * cost O(nodes + links + planes), not O(nodes x planes). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,8 +38,10 @@ int topo_gen_check_plane(const ts_topo *t, uint16_t plane, ts_diag *d) {
                      (unsigned)plane, (unsigned)t->plane_count);
 }
 
-uint32_t *topo_gen_collect(const ts_topo *t, ts_node_kind kind, uint16_t plane,
+uint32_t *topo_gen_collect(ts_topo *t, ts_node_kind kind, uint16_t plane,
                            uint32_t *count) {
+  if (kind == TS_NODE_NIC && plane != TS_NO_PLANE) /* per plane: O(plane) */
+    return topo_plane_nics(t, plane, count);
   uint32_t n = 0;
   for (uint32_t i = 0; i < t->node_count; i++)
     n += t->nodes[i].kind == kind &&

@@ -23,7 +23,7 @@ int topo_gen_check_plane(const ts_topo *t, uint16_t plane, ts_diag *d);
 /* Ids of nodes of kind on plane (TS_NO_PLANE: any plane), in id order.
  * Returns a malloc'd array the caller frees (never NULL-with-count-0 on
  * success: an empty result is a 1-element allocation), or NULL on ENOMEM. */
-uint32_t *topo_gen_collect(const ts_topo *t, ts_node_kind kind, uint16_t plane,
+uint32_t *topo_gen_collect(ts_topo *t, ts_node_kind kind, uint16_t plane,
                            uint32_t *count);
 
 /* A switch prototype: kind, tier, plane and radix set, other labels TS_NONE. */

@@ -4,6 +4,7 @@
  * (counting sort of directions into CSR, one pass for the name index);
  * find_node O(1) expected (open addressing, FNV-1a hash). */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,8 @@ void ts_topo_free(ts_topo *t) {
   free(t->name_slots);
   free(t->aff_node);
   free(t->aff_mask);
+  free(t->by_plane_off);
+  free(t->by_plane);
   free(t);
 }
 
@@ -161,6 +164,7 @@ uint32_t topo_add_node(ts_topo *t, const ts_node *proto, const char *fmt, ...) {
   va_end(ap);
   if (t->oom) return TOPO_BAD_ID;
   uint32_t id = t->node_count++;
+  if (proto->kind == TS_NODE_NIC) t->nic_added = true;
   t->nodes[id] = *proto;
   t->nodes[id].name = name;
   t->node_mark[id] = t->cur_mark;
@@ -422,4 +426,72 @@ const char *ts_plane_kind_name(ts_plane_kind k) {
 const char *ts_tier_name(ts_tier t) {
   static const char *n[] = {"none", "leaf", "spine", "core"};
   return (unsigned)t <= TS_TIER_MAX ? n[t] : "?";
+}
+
+/* Counting sort of n items by key (keys >= planes are skipped). */
+static int group_by_plane(uint32_t planes, uint32_t n, const void *base,
+                          size_t stride, size_t key_off, uint32_t **off,
+                          uint32_t **ids) {
+  *off = calloc((size_t)planes + 2, sizeof **off);
+  *ids = malloc(((size_t)n + 1) * sizeof **ids);
+  if (!*off || !*ids) return TS_ENOMEM;
+  const char *b = base;
+  for (uint32_t i = 0; i < n; i++) {
+    uint16_t p = *(const uint16_t *)(b + i * stride + key_off);
+    if (p < planes) (*off)[p + 1]++;
+  }
+  for (uint32_t p = 0; p < planes; p++) (*off)[p + 1] += (*off)[p];
+  uint32_t *fill = malloc(((size_t)planes + 1) * sizeof *fill);
+  if (!fill) return TS_ENOMEM;
+  memcpy(fill, *off, (size_t)planes * sizeof *fill);
+  for (uint32_t i = 0; i < n; i++) {
+    uint16_t p = *(const uint16_t *)(b + i * stride + key_off);
+    if (p < planes) (*ids)[fill[p]++] = i;
+  }
+  free(fill);
+  return 0;
+}
+
+int topo_plane_csr_build(const ts_topo *t, topo_plane_csr *c) {
+  memset(c, 0, sizeof *c);
+  int rc = group_by_plane(t->plane_count, t->node_count, t->nodes, sizeof *t->nodes,
+                          offsetof(ts_node, plane), &c->node_off, &c->nodes);
+  if (!rc)
+    rc = group_by_plane(t->plane_count, t->link_count, t->links, sizeof *t->links,
+                        offsetof(ts_link, plane), &c->link_off, &c->links);
+  if (rc) topo_plane_csr_free(c);
+  return rc;
+}
+
+void topo_plane_csr_free(topo_plane_csr *c) {
+  free(c->node_off);
+  free(c->nodes);
+  free(c->link_off);
+  free(c->links);
+  memset(c, 0, sizeof *c);
+}
+
+uint32_t *topo_plane_nics(ts_topo *t, uint16_t p, uint32_t *count) {
+  *count = 0;
+  if (!t->by_plane || t->nic_added) {
+    free(t->by_plane_off);
+    free(t->by_plane);
+    t->by_plane_off = t->by_plane = NULL;
+    if (group_by_plane(t->plane_count, t->node_count, t->nodes, sizeof *t->nodes,
+                       offsetof(ts_node, plane), &t->by_plane_off, &t->by_plane)) {
+      free(t->by_plane_off);
+      free(t->by_plane);
+      t->by_plane_off = t->by_plane = NULL;
+      return NULL;
+    }
+    t->by_plane_nodes = t->node_count;
+    t->nic_added = false;
+  }
+  uint32_t lo = p < t->plane_count ? t->by_plane_off[p] : 0;
+  uint32_t hi = p < t->plane_count ? t->by_plane_off[p + 1] : 0;
+  uint32_t *ids = malloc(((size_t)(hi - lo) + 1) * sizeof *ids);
+  if (!ids) return NULL;
+  for (uint32_t k = lo; k < hi; k++)
+    if (t->nodes[t->by_plane[k]].kind == TS_NODE_NIC) ids[(*count)++] = t->by_plane[k];
+  return ids;
 }

@@ -75,6 +75,12 @@ struct ts_topo {
 
   bool oom;
   uint8_t over_budget;        /* 0, or TS_BUDGET_DEVICES/LINKS + 1 (oom set too) */
+  /* Nodes by plane over nodes [0, by_plane_nodes), for the generators'
+   * per-plane NIC lookups (topo_gen_collect); nic_added is set when a NIC
+   * is added later, which makes the cache stale. */
+  uint32_t *by_plane_off, *by_plane;
+  uint32_t by_plane_nodes;
+  bool nic_added;
 };
 
 /* Allocates an empty topology (NULL on ENOMEM). */
@@ -117,6 +123,25 @@ int topo_finalize(ts_topo *t, ts_diag *d);
 /* (Re)builds the name index over the nodes added so far, so explicit links
  * can name devices before finalize. TS_ESCHEMA on a duplicate name. */
 int topo_index_names(ts_topo *t, ts_diag *d);
+
+/* Nodes and links grouped by plane (counting sort, O(V + E + P)), so a
+ * per-plane pass costs the plane's size instead of the whole graph's:
+ * nodes[node_off[p] .. node_off[p+1]) are plane p's nodes in id order, the
+ * same for links. Nodes/links without a plane are left out. */
+typedef struct topo_plane_csr {
+  uint32_t *node_off, *nodes, *link_off, *links;
+} topo_plane_csr;
+
+/* Plane p's NICs, in id order, into a malloc'ed array (*count entries;
+ * NULL on ENOMEM). O(plane size) after a one-time O(V + P) grouping that is
+ * redone only when a NIC was added since (switches added by generators do
+ * not matter: only NICs are asked for). */
+uint32_t *topo_plane_nics(ts_topo *t, uint16_t p, uint32_t *count);
+
+/* Builds the grouping of t as it is now. TS_ENOMEM (all freed) or 0. */
+int topo_plane_csr_build(const ts_topo *t, topo_plane_csr *c);
+/* Frees it (safe on a zeroed one). */
+void topo_plane_csr_free(topo_plane_csr *c);
 
 /* Source position of a node / plane for diagnostics. */
 topo_mark topo_node_mark(const ts_topo *t, uint32_t id);

@@ -17,7 +17,7 @@
  * ts_topo_stats_scaled takes per-link bandwidth factors (a what-if: 0 for a
  * failed link) and scales every bandwidth figure; counts, ports and hops
  * stay as built.
- * Costs: O(P * (V + E)) for plane stats, O(V log V) for distinct labels,
+ * Costs: O(V + E + P) for plane stats (nodes and links grouped by plane), O(V log V) for distinct labels,
  * O(V + E) for the scale-up union-find and the hop BFS. */
 #include <stdlib.h>
 #include <string.h>
@@ -65,10 +65,11 @@ static uint32_t eff_tier(const ts_node *n) {
 }
 
 /* Switch and NIC counts, ports total/free and NIC port bandwidth. */
-static void plane_nodes(const ts_topo *t, uint16_t p, ts_plane_stats *ps) {
-  for (uint32_t id = 0; id < t->node_count; id++) {
+static void plane_nodes(const ts_topo *t, const topo_plane_csr *g, uint16_t p,
+                        ts_plane_stats *ps) {
+  for (uint32_t j = g->node_off[p]; j < g->node_off[p + 1]; j++) {
+    uint32_t id = g->nodes[j];
     const ts_node *n = &t->nodes[id];
-    if (n->plane != p) continue;
     if (n->kind == TS_NODE_NIC) {
       ps->nics++;
       ps->nic_bw += t->port_bw[id];
@@ -109,12 +110,12 @@ static void book_side(const ts_topo *t, ts_plane_stats *ps, uint32_t me,
 
 /* Tier budgets from the plane's links; returns the endpoint->tier-1
  * boundary capacity (links with exactly one switch end). */
-static double plane_links(const ts_topo *t, const double *factor, uint16_t p,
-                          ts_plane_stats *ps) {
+static double plane_links(const ts_topo *t, const topo_plane_csr *g,
+                          const double *factor, uint16_t p, ts_plane_stats *ps) {
   double edge_bw = 0;
-  for (uint32_t i = 0; i < t->link_count; i++) {
+  for (uint32_t k = g->link_off[p]; k < g->link_off[p + 1]; k++) {
+    uint32_t i = g->links[k];
     const ts_link *l = &t->links[i];
-    if (l->plane != p) continue;
     double bw = link_bw(t, factor, i);
     ps->links++;
     book_side(t, ps, l->a, l->b, l, bw);
@@ -129,10 +130,10 @@ static double plane_links(const ts_topo *t, const double *factor, uint16_t p,
   return edge_bw;
 }
 
-static void plane_stats(const ts_topo *t, const double *factor, uint16_t p,
-                        ts_plane_stats *ps) {
-  plane_nodes(t, p, ps);
-  double cut = plane_links(t, factor, p, ps);
+static void plane_stats(const ts_topo *t, const topo_plane_csr *g,
+                        const double *factor, uint16_t p, ts_plane_stats *ps) {
+  plane_nodes(t, g, p, ps);
+  double cut = plane_links(t, g, factor, p, ps);
   for (uint32_t k = 1; k <= ps->tiers; k++) {
     ts_tier_stats *ts = &ps->tier[k];
     ts->oversub = ts->up_bw > 0 ? ts->down_bw / ts->up_bw : 0;
@@ -208,15 +209,17 @@ int ts_topo_stats_scaled(const ts_topo *t, const double *link_factor,
   count_kinds(t, out);
   int64_t racks = count_distinct(t, false), sus = count_distinct(t, true);
   out->planes = calloc((size_t)t->plane_count + 1, sizeof *out->planes);
-  if (racks < 0 || sus < 0 || !out->planes) goto oom;
+  topo_plane_csr g;
+  if (racks < 0 || sus < 0 || !out->planes || topo_plane_csr_build(t, &g)) goto oom;
   out->racks = (uint32_t)racks;
   out->sus = (uint32_t)sus;
   out->plane_count = t->plane_count;
   for (uint32_t p = 0; p < t->plane_count; p++) {
-    plane_stats(t, link_factor, (uint16_t)p, &out->planes[p]);
+    plane_stats(t, &g, link_factor, (uint16_t)p, &out->planes[p]);
     if (t->planes[p].kind == TS_PLANE_BACKEND)
       out->bisection_bw += out->planes[p].bisection_bw;
   }
+  topo_plane_csr_free(&g);
   if (scale_up_domain(t, out) || hop_histogram(t, out)) goto oom;
   return 0;
 oom:
