@@ -185,6 +185,12 @@ grep -q "nvl$" <<<"$out" && ok || note "one node: NVLink is the bottleneck: $out
 usage "--moe: 'foo' is not one of" "$topo" --op moe_dispatch --nodes 2 --moe foo=1
 usage "must be a multiple of the 3 GPUs" "$topo" --op moe_dispatch --gpus 0,1,8 --moe experts=4,topk=2
 
+# An output file that cannot be created: exit 73 and the OS's reason.
+err=$("$bin" bench "$topo" --op all_reduce -b 1M -e 1M -J "$tmp/no/such/dir/x.json" 2>&1 >/dev/null)
+st=$?
+[ $st -eq 73 ] && grep -q "cannot write '.*x.json': No such file or directory" <<<"$err" && ok \
+  || note "-J into a missing directory: exit $st: $err"
+
 "$bin" bench --help | grep -q "usage: topsim bench" && ok || note "bench --help"
 
 echo "$pass passed, $fail failed"
