@@ -6,14 +6,15 @@
 # with tests/fuzz/topsim.dict. New interesting inputs accumulate in
 # build-fuzz/corpus/<harness>; a finding (crash, leak, undefined behaviour,
 # timeout, out-of-memory) is saved as build-fuzz/artifacts/<harness>-* and
-# makes the script exit 1. Harnesses: fuzz_topo fuzz_workload fuzz_units.
+# makes the script exit 1. Harnesses: fuzz_topo fuzz_workload fuzz_units
+# fuzz_xml (the NCCL topology XML importer).
 # Runs nice'd, one harness at a time (the machine may be shared).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 secs=${1:-60}
 shift || true
 harnesses=("$@")
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(fuzz_topo fuzz_workload fuzz_units)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(fuzz_topo fuzz_workload fuzz_units fuzz_xml)
 if ! command -v clang >/dev/null; then
   echo "fuzz.sh: clang not found: skipping (install clang to fuzz)" >&2
   exit 0
@@ -40,6 +41,7 @@ declare -A dirs=(
   [fuzz_topo]="$ROOT/topologies $ROOT/tests/data/bad"
   [fuzz_workload]="$seeds/workload"
   [fuzz_units]="$seeds/units"
+  [fuzz_xml]="$ROOT/tests/data/nccl-topo $ROOT/tests/data/bad_xml"
 )
 
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1

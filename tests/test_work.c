@@ -79,6 +79,33 @@ static const char seed_yaml[] =
 /* 4 ring all-reduces per layer per micro-batch of S = s*b*h*2 = 64 MiB; each
  * GPU sends 2*(7/8)*64 = 112 MiB per all-reduce; 48*4*112 MiB = 21 GiB per
  * micro-batch. HGX B300 (288 GB) holds the 132 GiB this needs. */
+/* A layout whose message size s*b*h*2 is past 2^64 (seq, hidden and
+ * micro-batch at their 2^30 limits, set after mapping: `run` would refuse
+ * it for memory first): s*b*h*2 = 2^91, so the descriptor saturates at
+ * UINT64_MAX instead of wrapping to a small size, and the message budget
+ * refuses it by name downstream. */
+static void test_comm_bytes_saturate(void **st) {
+  (void)st;
+  ts_workload *w = load_text(seed_yaml);
+  ts_topo *t = tu_load("topologies/hgx-b300.yaml");
+  ts_mapping *m = map_ok(w, t);
+  ts_diag d;
+  ts_diag_clear(&d);
+  assert_int_equal(ts_workload_override(w, "seq_len", "1073741824", &d), 0);
+  assert_int_equal(ts_workload_override(w, "hidden", "1073741824", &d), 0);
+  assert_int_equal(ts_workload_override(w, "global_batch", "1073741824", &d), 0);
+  assert_int_equal(ts_workload_override(w, "micro_batch", "1073741824", &d), 0);
+  ts_comm_desc *c = NULL;
+  size_t n = 0;
+  assert_int_equal(ts_work_comm(w, m, 0, &c, &n), 0);
+  assert_true(n > 0);
+  assert_true(c[0].bytes == UINT64_MAX);
+  free(c);
+  ts_mapping_free(m);
+  ts_topo_free(t);
+  ts_workload_free(w);
+}
+
 static void test_seed_tp_volume(void **st) {
   (void)st;
   ts_workload *w = load_text(seed_yaml);
@@ -1097,6 +1124,7 @@ static void test_examples(void **st) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_seed_tp_volume),
+      cmocka_unit_test(test_comm_bytes_saturate),
       cmocka_unit_test(test_refuse_memory),
       cmocka_unit_test(test_activation_formula),
       cmocka_unit_test(test_mapping_labels),

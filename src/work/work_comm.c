@@ -124,10 +124,21 @@ static int cross_shares(comm_list *L) {
   return 0;
 }
 
+/* a x b x c x d bytes, saturating at UINT64_MAX instead of wrapping: a
+ * huge layout then meets the message-size budget with its own message
+ * rather than a wrapped, small size. */
+static uint64_t sat_bytes(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
+  uint64_t x;
+  if (ts_mul_u64(a, b, &x) || ts_mul_u64(x, c, &x) || ts_mul_u64(x, d, &x))
+    return UINT64_MAX;
+  return x;
+}
+
 static void tp_layer(comm_list *L, int32_t layer, ts_phase ph) {
   const work_cfg *c = L->c;
   uint32_t p = c->tp;
-  uint64_t S = (uint64_t)c->seq_len / c->cp * c->micro_batch * c->hidden * 2;
+  uint64_t S = sat_bytes((uint64_t)c->seq_len / c->cp, c->micro_batch,
+                         c->hidden, 2);
   for (int blk = 0; blk < 2; blk++) { /* attention, MLP */
     ts_comm_desc *x[2] = {NULL, NULL};
     if (c->sequence_parallel) {
@@ -145,8 +156,10 @@ static void tp_layer(comm_list *L, int32_t layer, ts_phase ph) {
 static void cp_layer(comm_list *L, int32_t layer, ts_phase ph) {
   const work_cfg *c = L->c;
   uint32_t p = c->cp;
-  uint64_t S = 2ull * c->micro_batch * c->seq_len * c->kv_heads *
-               c->head_dim / c->tp * 2;
+  uint64_t S = sat_bytes(sat_bytes(2ull * c->micro_batch, c->seq_len,
+                                   (uint64_t)c->kv_heads * c->head_dim, 1) /
+                             c->tp,
+                         2, 1, 1);
   ts_comm_desc *x = add(L, TS_COLL_ALL_GATHER, TS_GROUP_CP, ph, layer, S,
                         ring_ag(S, p));
   if (x) x->overlap = 1;
@@ -255,8 +268,8 @@ static void layer_comm(comm_list *L, const ep_traffic *e, uint32_t layer) {
 
 static void pp_send(comm_list *L, uint32_t to_stage, ts_phase ph) {
   const work_cfg *c = L->c;
-  uint64_t S = (uint64_t)c->seq_len / c->cp * c->micro_batch * c->hidden * 2 /
-               c->tp;
+  uint64_t S = sat_bytes((uint64_t)c->seq_len / c->cp, c->micro_batch,
+                         c->hidden, 2) / c->tp;
   uint32_t peer = ts_mapping_group_member(L->m, TS_GROUP_PP,
                                           L->lb->group[TS_GROUP_PP], to_stage);
   ts_comm_desc *x = add(L, TS_COLL_SEND_RECV, TS_GROUP_PP, ph, -1, S, S);
