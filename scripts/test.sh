@@ -4,7 +4,9 @@
 # so every test, the malformed-input corpus among them, also proves no
 # crash and no leak; then the fuzz harnesses for 60 s each (scripts/fuzz.sh).
 source "$(dirname "$0")/common.sh"
-ensure_packages "${TOPSIM_PACKAGES[@]}" valgrind
+# Test-only tools: python3 and jq read the JSON outputs in tests/cli_*.sh,
+# valgrind runs tests/cli_valgrind.sh (docs/architecture.md, Dependencies).
+ensure_packages "${TOPSIM_PACKAGES[@]}" valgrind python3 jq
 cd "$TOPSIM_ROOT"
 
 echo "== build (RelWithDebInfo) and ctest"

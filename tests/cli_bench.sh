@@ -66,6 +66,7 @@ usage "are for sendrecv" "$topo" --op all_reduce --pattern permutation
 usage "--op all_to_allv: expected" "$topo" --op all_to_allv
 usage "--algo fastest: expected" "$topo" --op all_reduce --algo fastest
 usage "NVLS needs one host with an NVSwitch" "$topo" --op all_gather --algo nvls --nodes 1
+usage "NVLS runs only the Simple protocol" "$src/topologies/dgx-h100.yaml" --op all_reduce --algo nvls --proto LL128 -b 1M -e 1M
 
 # Collectives: a golden nccl-tests table, JSON rows with the chosen algorithm.
 "$bin" bench "$src/topologies/dgx-a100.yaml" --op all_reduce -b 8 -e 1G -f 64 > "$tmp/g2.txt"
@@ -183,6 +184,12 @@ out=$("$bin" bench "$topo" --op moe_dispatch --nodes 1 --moe experts=8,topk=2,to
 grep -q "nvl$" <<<"$out" && ok || note "one node: NVLink is the bottleneck: $out"
 usage "--moe: 'foo' is not one of" "$topo" --op moe_dispatch --nodes 2 --moe foo=1
 usage "must be a multiple of the 3 GPUs" "$topo" --op moe_dispatch --gpus 0,1,8 --moe experts=4,topk=2
+
+# An output file that cannot be created: exit 73 and the OS's reason.
+err=$("$bin" bench "$topo" --op all_reduce -b 1M -e 1M -J "$tmp/no/such/dir/x.json" 2>&1 >/dev/null)
+st=$?
+[ $st -eq 73 ] && grep -q "cannot write '.*x.json': No such file or directory" <<<"$err" && ok \
+  || note "-J into a missing directory: exit $st: $err"
 
 "$bin" bench --help | grep -q "usage: topsim bench" && ok || note "bench --help"
 

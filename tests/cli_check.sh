@@ -148,5 +148,18 @@ cmp -s "$tmp/e.yaml" "$tmp/e0.yaml" || note "--update changed a baseline it refu
 "$bin" check "$src/topologies/dgx-a100.yaml" 2>&1 | grep -q "this is a topology or workload file" ||
   note "a topology given as baseline should say so"
 
+# 7. a large move reads as a plain percentage: busbw recorded as 1 GB/s
+# against DGX A100's tens of GB/s moves by thousands of percent.
+cat > "$tmp/far.yaml" <<EOF
+topsim_check: 1
+topologies:
+  - file: $src/topologies/dgx-a100.yaml
+    bench:
+      - {op: all_reduce, size: 1MiB, busbw: 1GB/s, tolerance: 1%}
+EOF
+out=$("$bin" check "$tmp/far.yaml" 2>&1)
+grep -qE 'busbw \+[0-9]{4,}%: 1 -> ' <<<"$out" && ! grep -q 'e+0' <<<"$out" \
+  || note "large move not a plain percentage: $out"
+
 [ $fail -eq 0 ] && echo "cli_check: all passed"
 exit $((fail > 0))

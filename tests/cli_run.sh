@@ -98,5 +98,17 @@ t0=$("$bin" run "${llama[@]}" --json | python3 -c 'import json,sys; print(json.l
 t1=$("$bin" run "${llama[@]}" --alpha 0us --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["step_time_s"])')
 python3 -c "import sys; sys.exit(0 if $t1 < $t0 else 1)" && ok || note "--alpha 0us: $t1 not below $t0"
 
+# --placement --json is the text table's twin: tiny-dense is TP 8 x PP 2 x
+# DP 10 = 160 ranks; rank 9 is the second GPU of the second host, index 1
+# of TP group 1 (TP is innermost), on rail 1.
+tiny=("$src/tests/data/workloads/tiny-dense.yaml" --topology "$src/topologies/superpod-a100-1su.yaml")
+"$bin" run "${tiny[@]}" --placement --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+r = d[9]
+assert len(d) == 160, len(d)
+assert (r["gpu"], r["host"], r["rail"], r["tp"]) == ("dgx1/gpu1", 1, 1, {"group": 1, "index": 1}), r
+' && ok || note "--placement --json"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

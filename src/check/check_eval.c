@@ -57,8 +57,11 @@ static void sentence(const char *key, const ck_value *old, const ck_value *cur,
   if (old && cur && (cur->kind == CK_BW || cur->kind == CK_TIME) && old->v != 0) {
     bare(old, a, sizeof a);
     const char *unit = bare(cur, b, sizeof b);
-    n = snprintf(buf, len, "%s %+.3g%%: %s -> %s %s", words,
-                 100 * (cur->v - old->v) / old->v, a, b, unit);
+    double pct = 100 * (cur->v - old->v) / old->v;
+    /* %.3g alone would print +4.85e+03% for a large move. */
+    n = snprintf(buf, len, fabs(pct) < 1000 ? "%s %+.3g%%: %s -> %s %s"
+                                             : "%s %+.0f%%: %s -> %s %s",
+                 words, pct, a, b, unit);
   } else if (old && cur) {
     check_format(old, a, sizeof a);
     check_format(cur, b, sizeof b);

@@ -26,6 +26,7 @@
  * columns, algbw and busbw 6 (ts_coll_nccltests_num: 2 decimals when they
  * fit, fewer when not). #wrong is "N/A": topsim moves no data to check.
  * Cost: O(rows + ranks) lines. */
+#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,8 +215,9 @@ int cli_bench_write_json(const bench_report *r, const char *path) {
   }
   FILE *f = fopen(path, "w");
   if (!f) {
+    int e = errno;
     json_decref(j);
-    fprintf(stderr, "topsim bench: cannot write '%s'\n", path);
+    fprintf(stderr, "topsim bench: cannot write '%s': %s\n", path, strerror(e));
     return EX_CANTCREAT;
   }
   int rc = json_dumpf(j, f, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));

@@ -2,6 +2,7 @@
  * files (docs/check.md). Exit 0 when every check passes, 1 when some fail,
  * 65 when the baseline, a topology or a workload is bad. --update rewrites
  * the baseline with the current values. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,7 +65,7 @@ static int parse_opts(int argc, char **argv, check_opts *o) {
 static int write_junit(const ts_check_result *r, const char *path) {
   FILE *f = fopen(path, "w");
   if (!f) {
-    fprintf(stderr, "topsim check: cannot create '%s'\n", path);
+    fprintf(stderr, "topsim check: cannot create '%s': %s\n", path, strerror(errno));
     return EX_CANTCREAT;
   }
   int rc = ts_report_check_junit(r, f);
@@ -82,7 +83,7 @@ static int update(const ts_check_baseline *b, const ts_check_result *r, const ch
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   FILE *f = fopen(tmp, "w");
   if (!f) {
-    fprintf(stderr, "topsim check: cannot create '%s'\n", tmp);
+    fprintf(stderr, "topsim check: cannot create '%s': %s\n", tmp, strerror(errno));
     return EX_CANTCREAT;
   }
   ts_diag d;

@@ -20,7 +20,7 @@ typedef struct command {
 static const command commands[] = {
     {"topo", cli_topo, "load, validate and inspect a topology file"},
     {"plan", cli_plan, "size a rail-optimized fabric from design rules"},
-    {"bench", cli_bench, "nccl-tests-style point-to-point benchmark on a topology"},
+    {"bench", cli_bench, "nccl-tests-style collective and p2p benchmarks"},
     {"run", cli_run, "predict one training step of a workload on a topology"},
     {"sweep", cli_sweep, "rank every parallel mapping of a workload on a topology"},
     {"check", cli_check, "check topology files against a baseline (CI, JUnit XML)"},

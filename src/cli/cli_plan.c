@@ -409,7 +409,7 @@ static int fail(const ts_diag *d, int code) {
 static int emit(const ts_plan_result *r, const char *path) {
   FILE *f = fopen(path, "w");
   if (!f) {
-    fprintf(stderr, "topsim plan: cannot write '%s'\n", path);
+    fprintf(stderr, "topsim plan: cannot write '%s': %s\n", path, strerror(errno));
     return EX_CANTCREAT;
   }
   int rc = ts_plan_emit_yaml(r, f);

@@ -4,6 +4,7 @@
  * the placement of every rank (--placement). */
 #include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,7 @@ static void run_help(void) {
   printf(
       "output:\n"
       "  --placement          print every rank's placement and groups, exit\n"
+      "                       (with --json: as a JSON array)\n"
       "  --json               JSON instead of the text summary\n"
       "  --trace FILE         Chrome/Perfetto trace-event JSON\n"
       "  --trace-ranks LIST   ranks in the trace, e.g. 0-7,64 (default: all\n"
@@ -212,6 +214,36 @@ static void print_placement(const ts_mapping *m, const ts_topo *t) {
   }
 }
 
+/* --placement --json: the same table as an array of rank objects (the
+ * machine twin; groups as {"group": g, "index": i} per dimension).
+ * Returns 0, or EX_OSERR when out of memory / EX_IOERR on a write error. */
+static int json_placement(const ts_mapping *m, const ts_topo *t) {
+  static const ts_group order[] = {TS_GROUP_TP, TS_GROUP_CP, TS_GROUP_PP,
+                                   TS_GROUP_DP, TS_GROUP_EP};
+  static const char *const dims[] = {"tp", "cp", "pp", "dp", "ep"};
+  json_t *a = json_array();
+  for (uint32_t r = 0; a && r < ts_mapping_ranks(m); r++) {
+    const ts_rank_label *lb = ts_mapping_rank(m, r);
+    json_t *o = json_pack(
+        "{s:I s:s s:i s:i s:i s:i s:i s:s* s:i}", "rank", (json_int_t)r,
+        "gpu", ts_topo_node_name(t, lb->gpu), "host", lb->host, "rack",
+        lb->rack, "su", lb->su, "nvl_domain", lb->nvl_domain, "numa", lb->numa,
+        "nic", lb->nic >= 0 ? ts_topo_node_name(t, (uint32_t)lb->nic) : NULL,
+        "rail", lb->rail);
+    for (int i = 0; o && i < 5; i++)
+      if (json_object_set_new(o, dims[i],
+                              json_pack("{s:I s:I}", "group",
+                                        (json_int_t)lb->group[order[i]], "index",
+                                        (json_int_t)lb->index[order[i]])))
+        json_decref(o), o = NULL;
+    if (!o || json_array_append_new(a, o)) json_decref(a), a = NULL;
+  }
+  if (!a) return EX_OSERR;
+  int rc = json_dumpf(a, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  json_decref(a);
+  return rc || fputc('\n', stdout) == EOF ? EX_IOERR : 0;
+}
+
 /* "0-7,64" -> rank list (ranks past the end are refused). */
 static int parse_ranks(const char *s, uint32_t n, uint32_t **out, uint32_t *cnt) {
   uint32_t cap = 64;
@@ -364,7 +396,8 @@ int cli_run(int argc, char **argv) {
   }
   for (uint32_t i = 0; !rc && i < ts_mapping_warning_count(m); i++)
     fprintf(stderr, "topsim run: warning: %s\n", ts_mapping_warning(m, i));
-  if (!rc && o.placement) print_placement(m, t);
+  if (!rc && o.placement && o.json) rc = json_placement(m, t);
+  else if (!rc && o.placement) print_placement(m, t);
   else if (!rc) rc = simulate(&o, w, m, t);
   for (uint32_t i = 0; i < o.nsets; i++) free(o.sets[i]);
   ts_faults_free(&o.faults);

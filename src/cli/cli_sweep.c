@@ -7,6 +7,7 @@
  * MPI ranks), then rank and print on the root process only. The wall time
  * goes to standard error so standard output is the same bytes for any
  * --jobs and any number of MPI ranks. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -410,7 +411,9 @@ static int write_files(const sweep_state *s) {
   const sweep_opts *o = s->o;
   if (o->csv) {
     FILE *f = fopen(o->csv, "w");
-    if (!f) return fprintf(stderr, "topsim sweep: cannot write '%s'\n", o->csv), EX_CANTCREAT;
+    if (!f)
+      return fprintf(stderr, "topsim sweep: cannot write '%s': %s\n", o->csv,
+                     strerror(errno)), EX_CANTCREAT;
     int rc = ts_sweep_write_csv(s->rows, s->njobs, s->names, f);
     if (fclose(f) || rc) return fprintf(stderr, "topsim sweep: writing '%s' failed\n", o->csv), EX_IOERR;
   }
@@ -426,7 +429,9 @@ static int write_files(const sweep_state *s) {
     uint32_t lo, hi;
     topo_range(s, i, &lo, &hi);
     FILE *f = fopen(path, "w");
-    if (!f) return fprintf(stderr, "topsim sweep: cannot write '%s'\n", path), EX_CANTCREAT;
+    if (!f)
+      return fprintf(stderr, "topsim sweep: cannot write '%s': %s\n", path,
+                     strerror(errno)), EX_CANTCREAT;
     int rc = ts_sweep_write_svg(s->rows + lo, hi - lo, title, f);
     if (fclose(f) || rc) return fprintf(stderr, "topsim sweep: writing '%s' failed\n", path), EX_IOERR;
   }

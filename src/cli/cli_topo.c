@@ -2,6 +2,7 @@
  *
  * Every run validates: a topology with problems lists them all on stderr
  * and exits 65 (EX_DATAERR); --validate prints only the verdict. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -290,7 +291,8 @@ int cli_topo(int argc, char **argv) {
   if (!rc && o.mode != OUT_VALIDATE) {
     FILE *out = o.output ? fopen(o.output, "w") : stdout;
     if (!out) {
-      fprintf(stderr, "topsim topo: cannot write '%s'\n", o.output);
+      fprintf(stderr, "topsim topo: cannot write '%s': %s\n", o.output,
+              strerror(errno));
       rc = EX_CANTCREAT;
     } else {
       rc = emit(t, &o, host, out);

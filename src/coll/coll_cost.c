@@ -129,11 +129,15 @@ int coll_supported(const ts_coll_comm *m, ts_coll_op op, ts_coll_algo a,
     if (ok && (m->nhosts != 1 || m->nvls_ep[0] < 0)) {
       ok = 0;
       *why = "NVLS needs one host with an NVSwitch (ts_coll_comm_set_nvls)";
+    } else if (ok && prm->proto != TS_COLL_PROTO_AUTO &&
+               prm->proto != TS_COLL_SIMPLE) {
+      /* ts_coll_predict refuses it too; say so instead of blaming the op. */
+      ok = 0;
+      *why = "NVLS runs only the Simple protocol (as in NCCL)";
     }
     break;
   default: break;
   }
-  (void)prm;
   return ok ? 0 : TS_EUSAGE;
 }
 
