@@ -76,6 +76,15 @@ void exec_cache_reset(ts_exec *x);
 int exec_coll_init(ts_exec *x);
 void exec_coll_fini(ts_exec *x);
 
+/* True when plan is one transfer that starts at once (no deps, no join,
+ * no reduction timer at hbm_bw): exec_coll_send1 can run it. */
+bool exec_coll_single(const ts_coll_plan *plan, double hbm_bw);
+/* Sends a single plan's transfer now, without a run or a start event;
+ * fn(net, ctx, tag) on delivery. ts_exec_coll_start would start it at the
+ * same simulated time through a zero-delay event. 0 or an error, d set. */
+int exec_coll_send1(ts_exec *x, const ts_coll_plan *plan, ts_net_done_fn fn,
+                    void *ctx, uint64_t tag, ts_diag *d);
+
 /* Cost-model bandwidths of gpu; net NULL reads nominal link bandwidths. */
 void exec_coll_params(const ts_topo *t, const ts_net *net, uint32_t gpu,
                       ts_coll_params *p);

@@ -12,7 +12,9 @@
  * the initial transfers are being started); a transfer decrements it only
  * after releasing its successors, so nested completions never reach zero
  * first; a run is freed exactly once, right before its callback. Costs: O(xfers + deps) to start a
- * plan, one route + one send per transfer, O(successors) per completion. */
+ * plan, one route + one send per transfer, O(successors) per completion.
+ * A plan of one independent transfer (a pipeline send) can skip all that:
+ * exec_coll_send1 posts it at once, with no run and no start event. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,9 +133,8 @@ static void fail(exec_run *r, int code, const ts_diag *d) {
 }
 
 /* Path set of one transfer: NVLS hops to/from a switch, else a route. */
-static int xfer_paths(exec_run *r, const ts_coll_xfer *xf, uint32_t *k,
+static int xfer_paths(ts_exec *x, const ts_coll_xfer *xf, uint32_t *k,
                       ts_diag *d) {
-  ts_exec *x = r->x;
   if (xf->src_rank < 0 || xf->dst_rank < 0) {
     int to_gpu = xf->src_rank < 0;
     uint32_t gpu = (uint32_t)(to_gpu ? xf->dst : xf->src);
@@ -197,26 +198,33 @@ static void record(ts_exec *x, uint32_t k) {
   }
 }
 
-static void xfer_send(exec_run *r, uint32_t i) {
-  ts_exec *x = r->x;
-  const ts_coll_xfer *xf = &ts_coll_plan_xfers(r->plan)[i];
-  ts_diag d;
-  d.msg[0] = '\0'; /* cleared in full only on error: this runs per transfer */
+/* Routes and sends one transfer now; fn(ctx, tag) on delivery. 0 or an
+ * error with d set. */
+static int xfer_post(ts_exec *x, const ts_coll_xfer *xf, ts_net_done_fn fn,
+                     void *ctx, uint64_t tag, ts_diag *d) {
+  d->msg[0] = '\0'; /* cleared in full only on error: this runs per transfer */
   uint32_t k = 0;
-  int rc = xfer_paths(r, xf, &k, &d);
+  int rc = xfer_paths(x, xf, &k, d);
   if (!rc) rc = exec_path_send(x->net, x->paths, k, xf->wire_bytes,
-                               xfer_alpha(x, xf), on_net_done, r, i);
+                               xfer_alpha(x, xf), fn, ctx, tag);
   if (rc) {
-    if (!d.msg[0])
-      ts_diag_set(&d, rc, NULL, 0, 0, "cannot send from '%s' to '%s': %s",
+    if (!d->msg[0])
+      ts_diag_set(d, rc, NULL, 0, 0, "cannot send from '%s' to '%s': %s",
                   ts_topo_node_name(x->t, (uint32_t)xf->src),
                   ts_topo_node_name(x->t, (uint32_t)xf->dst), ts_strerror(rc));
-    fail(r, rc, &d);
-    return;
+    return rc;
   }
   x->transfers++;
   x->wire_bytes += xf->wire_bytes;
   if (x->recording) record(x, k);
+  return 0;
+}
+
+static void xfer_send(exec_run *r, uint32_t i) {
+  ts_diag d;
+  int rc = xfer_post(r->x, &ts_coll_plan_xfers(r->plan)[i], on_net_done, r,
+                     i, &d);
+  if (rc) fail(r, rc, &d);
 }
 
 static void on_reduced(ts_sim *sim, void *ctx, uint64_t i) {
@@ -273,4 +281,16 @@ int ts_exec_coll_start(ts_exec *x, const ts_coll_plan *plan, double hbm_bw,
   if (x->runs) x->runs->prev = r;
   x->runs = r;
   return 0;
+}
+
+bool exec_coll_single(const ts_coll_plan *plan, double hbm_bw) {
+  if (ts_coll_plan_count(plan) != 1) return false;
+  const ts_coll_xfer *xf = ts_coll_plan_xfers(plan);
+  return xf->ndeps == 0 && !(xf->flags & TS_COLL_XFER_JOIN) &&
+         !(xf->reduce_bytes && hbm_bw > 0);
+}
+
+int exec_coll_send1(ts_exec *x, const ts_coll_plan *plan, ts_net_done_fn fn,
+                    void *ctx, uint64_t tag, ts_diag *d) {
+  return xfer_post(x, ts_coll_plan_xfers(plan), fn, ctx, tag, d);
 }

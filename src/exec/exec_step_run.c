@@ -16,7 +16,8 @@
  * plan (ts_coll_exec), and its completion advances every member's stream.
  * Since a stream holds at most one arrived instance, a group has at most one
  * instance gathering or running at a time and its state is one counter.
- * Pipeline sends are asynchronous (isend); the receiver blocks.
+ * Pipeline sends are asynchronous (isend); the receiver blocks. A send of
+ * one transfer is posted at once (exec_coll_send1) unless opts.exact.
  *
  * Accounting: a wait on a collective of dimension d adds to exposed[d]; a
  * wait on a pipeline receive is bubble until the sender sent, exposed PP
@@ -359,6 +360,11 @@ static void coll_done(step_state *S, uint32_t g, uint32_t id) {
 
 /* ---- pipeline messages ---------------------------------------------- */
 
+static void on_send_done(ts_net *net, void *ctx, uint64_t tag) {
+  (void)net;
+  on_exec_done(ctx, tag);
+}
+
 static void pp_send(step_state *S, uint32_t r, const ts_step_ins *in) {
   const ts_rank_label *lb = label(S, r);
   uint32_t peer = ts_mapping_group_member(S->m, TS_GROUP_PP,
@@ -374,7 +380,16 @@ static void pp_send(step_state *S, uint32_t r, const ts_step_ins *in) {
   ts_coll_plan *plan = NULL;
   int rc = exec_colls_pp_plan(&S->colls, r, in->kind, peer, in->val, &plan,
                               S->d);
-  if (!rc) rc = ts_exec_coll_start(S->x, plan, S->hbm_bw, on_exec_done, S, tag);
+  if (rc) {
+    fail(S, rc);
+    return;
+  }
+  /* A send is one transfer: post it now, with no run and no start event
+   * (same time, the engine's clock does not move in between). */
+  if (!S->o->exact && exec_coll_single(plan, S->hbm_bw))
+    rc = exec_coll_send1(S->x, plan, on_send_done, S, tag, S->d);
+  else
+    rc = ts_exec_coll_start(S->x, plan, S->hbm_bw, on_exec_done, S, tag);
   if (rc) fail(S, rc);
 }
 
