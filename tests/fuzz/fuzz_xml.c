@@ -11,9 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "topsim/ts_budget.h"
-#include "topsim/ts_topo.h"
-#include "topsim/ts_topo_check.h"
+#include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -28,11 +26,7 @@ static int write_scratch(const uint8_t *data, size_t size) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!scratch[0]) {
-    ts_budget b;
-    ts_budget_default(&b);
-    b.devices = 20000;
-    b.links = 40000;
-    ts_budget_set(&b);
+    fuzz_small_budgets();
     snprintf(scratch, sizeof scratch, "/tmp/topsim-fuzz-xml-%ld.xml",
              (long)getpid());
   }
@@ -40,16 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ts_topo *t = NULL;
   ts_diag d;
   ts_diag_clear(&d);
-  if (ts_topo_load_nccl_xml(scratch, 1, NULL, &t, &d) == 0) {
-    ts_problems p;
-    memset(&p, 0, sizeof p);
-    ts_topo_validate(t, &p);
-    ts_problems_free(&p);
-    ts_topo_stats s;
-    if (ts_topo_stats_compute(t, &s) == 0) ts_topo_stats_free(&s);
-    ts_topo_free(t);
-  } else if (!d.msg[0]) {
-    __builtin_trap(); /* every refusal says why */
-  }
+  int rc = ts_topo_load_nccl_xml(scratch, 1, NULL, &t, &d);
+  fuzz_check_load(rc, t, &d);
   return 0;
 }
