@@ -66,6 +66,7 @@ void ts_exec_free(ts_exec *x) {
   ts_route_free(x->rt);
   ts_sim_free(x->sim);
   ts_route_state_free(x->own_state);
+  free(x->slow);
   free(x);
 }
 

@@ -47,6 +47,7 @@ struct ts_exec {
   /* what-if (exec_faults.c) */
   const ts_faults *faults;        /* borrowed, or NULL */
   ts_route_state *own_state;      /* state + static faults, or NULL */
+  double *slow;                   /* per node: straggler factor, or NULL */
   /* executor (exec_coll.c) */
   ts_path *paths;                 /* scratch for one path set */
   uint64_t transfers, wire_bytes;

@@ -10,7 +10,8 @@
  *                   from the router (ts_net_set_reroute) with the bytes it
  *                   has left: adaptive routing / a transport retry, with no
  *                   detection delay modelled (docs/model.md, "Faults");
- *   stragglers      ts_exec_straggler, read by the step runner.
+ *   stragglers      a per-node factor table (ts_exec_straggler, O(1)), read
+ *                   by the step runner for every compute segment.
  * NVSwitch bundling is kept only when no fault, timed or not, touches an
  * NVLink (bundles assume healthy chips). Costs: O(links) per state copy and
  * per timed failure (one event each; entries at the same time fire in file
@@ -42,6 +43,19 @@ static int bundles_survive(const ts_exec *x, const ts_faults *f) {
   return ok;
 }
 
+/* Per-node compute factors, so a compute segment reads its slowdown in
+ * O(1) whatever the number of faults. */
+static int slow_table(ts_exec *x, ts_diag *d) {
+  uint32_t n = ts_topo_node_count(x->t);
+  x->slow = malloc(((size_t)n + 1) * sizeof *x->slow);
+  if (!x->slow) return ts_diag_set(d, TS_ENOMEM, NULL, 0, 0, "out of memory");
+  for (uint32_t i = 0; i < n; i++) x->slow[i] = 1.0;
+  for (uint32_t i = 0; i < x->faults->n; i++)
+    if (x->faults->v[i].kind == TS_FAULT_STRAGGLER)
+      x->slow[x->faults->v[i].gpu] *= x->faults->v[i].factor;
+  return 0;
+}
+
 int exec_faults_state(ts_exec *x, const ts_exec_opts *o, int *bundle_ok,
                       ts_diag *d) {
   *bundle_ok = exec_path_bundle_ok(x->t, o->state);
@@ -52,6 +66,7 @@ int exec_faults_state(ts_exec *x, const ts_exec_opts *o, int *bundle_ok,
   copy_state(x->own_state, o->state, ts_topo_link_count(x->t));
   int rc = ts_faults_apply(x->faults, x->t, x->own_state, d);
   if (!rc) *bundle_ok = bundles_survive(x, x->faults);
+  if (!rc && ts_faults_has(x->faults, TS_FAULT_STRAGGLER)) rc = slow_table(x, d);
   return rc;
 }
 
@@ -95,5 +110,5 @@ int exec_faults_arm(ts_exec *x, ts_diag *d) {
 }
 
 double ts_exec_straggler(const ts_exec *x, uint32_t gpu) {
-  return x->faults ? ts_faults_straggler(x->faults, gpu) : 1.0;
+  return x->slow && gpu < ts_topo_node_count(x->t) ? x->slow[gpu] : 1.0;
 }
