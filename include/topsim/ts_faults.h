@@ -8,7 +8,8 @@
  *   static faults   ts_faults_apply writes fail/degrade into a link state
  *                   (the router avoids down links; the network model scales
  *                   bandwidth by the factor);
- *   stragglers      ts_faults_straggler: the compute slowdown of one GPU;
+ *   stragglers      resolved to GPU node ids (ts_fault.gpu) for the engine
+ *                   layer's compute slowdown (ts_exec_straggler);
  *   timed failures  ts_faults_timed: (time, name) pairs the engine layer
  *                   applies as events (flows on the dead links reroute).
  * File format (docs/cli.md, "Faults"):
@@ -84,10 +85,6 @@ int ts_faults_resolve(ts_faults *f, const ts_topo *t, ts_diag *d);
  * errors as ts_faults_resolve. */
 int ts_faults_apply(const ts_faults *f, const ts_topo *t, ts_route_state *s,
                     ts_diag *d);
-
-/* Compute slowdown of the GPU with node id g: the product of its
- * stragglers' factors (1 when none). O(entries). */
-double ts_faults_straggler(const ts_faults *f, uint32_t g);
 
 /* 1 if the list has a fault of this kind. */
 int ts_faults_has(const ts_faults *f, ts_fault_kind kind);

@@ -675,11 +675,8 @@ static int run_bench(const ts_topo *t, bench_opts *o) {
   uint32_t nsizes = size_list(o, NULL);
   if (!nsizes)
     return cli_usage_error("bench", "-b/-e/-f/-i give more than %u sizes", MAX_ROWS);
-  ts_diag d;
-  ts_diag_clear(&d);
-  int rc = ts_faults_resolve(&o->faults, t, &d);
-  if (rc) return rc == TS_EUSAGE ? cli_usage_error("bench", "%s", d.msg)
-                                 : cli_fail(&d, rc);
+  int rc = cli_faults_resolve("bench", &o->faults, t);
+  if (rc) return rc;
   o->p2p.faults = &o->faults;
   uint64_t *sizes = calloc(nsizes, sizeof *sizes);
   bench_row *rows = calloc(nsizes, sizeof *rows);

@@ -35,20 +35,10 @@ int cli_faults_opt(const char *cmd, int c, const char *arg, ts_faults *f,
   return -1;
 }
 
-int cli_faults_state(const char *cmd, ts_faults *f, const ts_topo *t,
-                     ts_route_state **state) {
+int cli_faults_resolve(const char *cmd, ts_faults *f, const ts_topo *t) {
   ts_diag d;
   ts_diag_clear(&d);
-  *state = NULL;
   int rc = ts_faults_resolve(f, t, &d);
-  if (!rc && !ts_faults_has(f, TS_FAULT_FAIL) &&
-      !ts_faults_has(f, TS_FAULT_DEGRADE))
-    return 0;
-  if (!rc && ts_route_state_new(t, state))
-    rc = ts_diag_set(&d, TS_ENOMEM, NULL, 0, 0, "out of memory");
-  if (!rc) rc = ts_faults_apply(f, t, *state, &d);
   if (!rc) return 0;
-  ts_route_state_free(*state);
-  *state = NULL;
   return rc == TS_EUSAGE ? cli_usage_error(cmd, "%s", d.msg) : cli_fail(&d, rc);
 }

@@ -33,10 +33,9 @@ extern const char cli_faults_help[];
 int cli_faults_opt(const char *cmd, int c, const char *arg, ts_faults *f,
                    int *status);
 
-/* Resolves f against t and applies its static part to a fresh state in
- * *state (NULL when f has no fail/degrade). Returns 0 or an exit status
- * after printing the error; *state owned by the caller. */
-int cli_faults_state(const char *cmd, ts_faults *f, const ts_topo *t,
-                     ts_route_state **state);
+/* Resolves f's names against t (ts_faults_resolve) for command cmd.
+ * Returns 0, or the exit status after printing the error: 64 naming the
+ * option for a command-line fault, 65 with file:line:column for a file's. */
+int cli_faults_resolve(const char *cmd, ts_faults *f, const ts_topo *t);
 
 #endif

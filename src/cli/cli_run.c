@@ -380,14 +380,8 @@ int cli_run(int argc, char **argv) {
   ts_topo *t = NULL;
   ts_mapping *m = NULL;
   if (!rc) rc = load(&o, &w, &t);
-  if (!rc) {
-    ts_diag d;
-    ts_diag_clear(&d);
-    int e = ts_faults_resolve(&o.faults, t, &d);
-    if (e) rc = e == TS_EUSAGE ? cli_usage_error("run", "%s", d.msg)
-                               : cli_fail(&d, e);
-    o.step.faults = &o.faults;
-  }
+  if (!rc) rc = cli_faults_resolve("run", &o.faults, t);
+  o.step.faults = &o.faults;
   if (!rc) {
     ts_diag d;
     ts_diag_clear(&d);

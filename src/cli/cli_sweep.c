@@ -242,11 +242,8 @@ static int load_faults(sweep_opts *o, const ts_topo *t) {
   if (o->ntopo > 1)
     return cli_usage_error("sweep", "faults name parts of one fabric: use "
                            "--topology, not --topologies");
-  ts_diag d;
-  ts_diag_clear(&d);
-  int rc = ts_faults_resolve(&o->faults, t, &d);
-  if (rc) return rc == TS_EUSAGE ? cli_usage_error("sweep", "%s", d.msg)
-                                 : cli_fail(&d, rc);
+  int rc = cli_faults_resolve("sweep", &o->faults, t);
+  if (rc) return rc;
   o->step.faults = &o->faults;
   return 0;
 }

@@ -228,17 +228,13 @@ static int stats_after_faults(const ts_topo *t, const topo_opts *o,
 /* Resolves --fail/--degrade names; stragglers and timed failures have no
  * meaning for a static summary. 0 or an exit status. */
 static int check_faults(const ts_topo *t, topo_opts *o) {
-  ts_diag d;
-  ts_diag_clear(&d);
   if (ts_faults_has(&o->faults, TS_FAULT_STRAGGLER) ||
       ts_faults_has(&o->faults, TS_FAULT_FAIL_AT))
     return cli_usage_error("topo", "stragglers and timed failures need a "
                            "simulation (topsim run or bench)");
   if (o->faults.n && (o->mode == OUT_MATRIX || o->mode == OUT_DOT))
     return cli_usage_error("topo", "faults change the summary and --json only");
-  int rc = ts_faults_resolve(&o->faults, t, &d);
-  if (!rc) return 0;
-  return rc == TS_EUSAGE ? cli_usage_error("topo", "%s", d.msg) : cli_fail(&d, rc);
+  return cli_faults_resolve("topo", &o->faults, t);
 }
 
 static int emit(const ts_topo *t, const topo_opts *o, int32_t host, FILE *out) {

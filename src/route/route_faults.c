@@ -245,14 +245,6 @@ int ts_faults_apply(const ts_faults *f, const ts_topo *t, ts_route_state *s,
   return 0;
 }
 
-double ts_faults_straggler(const ts_faults *f, uint32_t g) {
-  double v = 1;
-  for (uint32_t i = 0; i < f->n; i++)
-    if (f->v[i].kind == TS_FAULT_STRAGGLER && f->v[i].gpu == g)
-      v *= f->v[i].factor;
-  return v;
-}
-
 int ts_faults_has(const ts_faults *f, ts_fault_kind kind) {
   for (uint32_t i = 0; i < f->n; i++)
     if (f->v[i].kind == kind) return 1;
