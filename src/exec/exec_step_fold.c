@@ -86,6 +86,7 @@ static int ranks_fold(const ts_exec *x, const ts_mapping *m,
 }
 
 static int check_sends(exec_fold *F, exec_colls *k, ts_exec *x);
+static int check_groups(exec_fold *F, exec_colls *k, ts_exec *x);
 
 int exec_fold_init(exec_fold *F, exec_colls *k, ts_exec *x,
                    const exec_fast *fast, const ts_step_opts *o) {
@@ -108,9 +109,10 @@ int exec_fold_init(exec_fold *F, exec_colls *k, ts_exec *x,
   if (!F->phi || !F->cls || !F->pp_checked || !F->p0) return TS_ENOMEM;
   F->nsim = ts_mapping_ranks(m) / T;
   F->on = 1;
-  /* Pipeline sends are known now: prove them before the run, so the
-   * usual refusal (ECMP sending two classes' images apart) costs no rerun. */
+  /* Every plan is known now: prove them all before the run, so the usual
+   * refusal (ECMP sending two classes' images apart) costs no rerun. */
   int rc = check_sends(F, k, x);
+  if (!rc) rc = check_groups(F, k, x);
   if (rc && F->refused) {
     exec_fold_free(F);
     return 0;
@@ -314,6 +316,43 @@ static int check_sends(exec_fold *F, exec_colls *k, ts_exec *x) {
     }
   }
   return 0;
+}
+
+/* Every collective of every class-0 group (PP aside), lowered as the run
+ * will lower it: member i's instruction at each ordinal of stream g. */
+static int check_groups(exec_fold *F, exec_colls *k, ts_exec *x) {
+  const ts_mapping *m = k->m;
+  int rc = 0;
+  for (uint32_t g = 0; g < TS_GROUP_COUNT && !rc; g++) {
+    uint32_t n = ts_mapping_group_size(m, (ts_group)g);
+    if (g == TS_GROUP_TP || g == TS_GROUP_PP || n < 2) continue;
+    const ts_step_ins **ins = malloc((size_t)n * sizeof *ins);
+    if (!ins) return TS_ENOMEM;
+    for (uint32_t id = 0; id < ts_mapping_group_count(m, (ts_group)g) && !rc; id++) {
+      uint32_t r0 = ts_mapping_group_member(m, (ts_group)g, id, 0);
+      if (exec_fold_rep(m, r0) != r0) continue;
+      const ts_step_prog *p0 = ts_step_progs_rank(k->sp, m, r0);
+      for (uint32_t j = 0; j < p0->nords[g] && !rc; j++) {
+        for (uint32_t i = 0; i < n; i++) {
+          const ts_step_prog *p =
+              ts_step_progs_rank(k->sp, m, ts_mapping_group_member(m, (ts_group)g, id, i));
+          ins[i] = j < p->nords[g] ? &p->ins[p->ords[g][j]] : NULL;
+        }
+        bool all = true;
+        for (uint32_t i = 0; i < n; i++) all &= ins[i] != NULL;
+        exec_plan_ent *e = NULL;
+        ts_diag d;
+        /* Unequal streams or a plan that cannot be lowered fail the run
+         * itself; its lazy check (exec_step_run.c plan_of) covers the rest. */
+        if (!all || exec_colls_plan(k, (ts_group)g, id, ins, &e, &d)) continue;
+        if (e->checked) continue;
+        e->checked = 1;
+        rc = exec_fold_check_group(F, k, x, (ts_group)g, id, ins, e->plan, &d);
+      }
+    }
+    free(ins);
+  }
+  return rc;
 }
 
 void exec_fold_mirror_links(const exec_fold *F, ts_exec *x) {
