@@ -3,8 +3,9 @@
 # groups onto one simulated rank when their traffic is provably symmetric
 # (exec_step_fold.c): the text report and the JSON (bar its `counters`,
 # which count the simulator's own work) are byte-identical to --exact,
-# `counters.ranks_simulated` says the fold happened (8 of 64), and a
-# straggler on one TP member refuses it (64 of 64), still identical.
+# `counters.ranks_simulated` and `counters.fold` say the fold happened (8
+# of 64), and a straggler on one TP member refuses it (64 of 64, the
+# reason named), still identical.
 set -u
 bin=$1
 fail=0
@@ -62,6 +63,9 @@ assert a == b, "JSON differs from --exact"
 assert ca["ranks_simulated"] == int(sys.argv[3]), ca["ranks_simulated"]
 assert cb["ranks_simulated"] == 64, cb["ranks_simulated"]
 assert ca["events"] < cb["events"], (ca["events"], cb["events"])
+want = "on: 8 of 64" if sys.argv[3] == "8" else "refused: rank 3 runs another program or straggler"
+assert ca["fold"].startswith(want), ca["fold"]
+assert cb["fold"] == "off: --exact", cb["fold"]
 PY
 }
 

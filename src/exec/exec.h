@@ -218,6 +218,7 @@ typedef struct exec_fold {
   uint32_t *inv_val, inv_n, inv_cap;
   uint8_t *pp_checked;        /* [rank * 2 + dir]: send proven */
   ts_path *p0;                /* scratch path set */
+  char why[256];              /* "on: ...", "off: ..." or "refused: ..." */
 } exec_fold;
 
 /* Member 0 of r's TP group (the rank simulated for r when folding). */

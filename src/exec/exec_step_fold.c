@@ -33,6 +33,8 @@
  * Cost: O(ranks x group kinds) checks up front; per distinct plan, one
  * route per transfer per class (what the full run routes anyway);
  * O(directions) to mirror. Memory: 6 bytes per direction. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +42,26 @@
 #include "exec/exec_path.h"
 
 #define FOLD_NONE UINT32_MAX
+
+/* Says why the fold is off (the first reason only; it replaces "on: ...").
+ * Returns 0. */
+static int why(exec_fold *F, const char *fmt, ...) {
+  if (F->why[0] && strncmp(F->why, "on:", 3)) return 0;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(F->why, sizeof F->why, fmt, ap);
+  va_end(ap);
+  return 0;
+}
+
+/* "a -> b" of direction d, for a reason. */
+static const char *dir_name(const ts_exec *x, uint32_t d, char *buf, size_t n) {
+  const ts_topo *t = ts_exec_topo(x);
+  const ts_link *l = ts_topo_link(t, d >> 1);
+  uint32_t a = d & 1 ? l->b : l->a, b = d & 1 ? l->a : l->b;
+  snprintf(buf, n, "%s -> %s", ts_topo_node_name(t, a), ts_topo_node_name(t, b));
+  return buf;
+}
 
 uint32_t exec_fold_rep(const ts_mapping *m, uint32_t r) {
   return ts_mapping_group_member(m, TS_GROUP_TP,
@@ -53,7 +75,7 @@ static uint32_t image(const ts_mapping *m, uint32_t r, uint32_t k) {
 }
 
 /* Every non-TP group maps member by member onto a group of class 0. */
-static int groups_fold(const ts_mapping *m) {
+static int groups_fold(exec_fold *F, const ts_mapping *m) {
   for (uint32_t g = 0; g < TS_GROUP_COUNT; g++) {
     if (g == TS_GROUP_TP) continue;
     uint32_t n = ts_mapping_group_size(m, (ts_group)g);
@@ -65,7 +87,8 @@ static int groups_fold(const ts_mapping *m) {
         uint32_t r = ts_mapping_group_member(m, (ts_group)g, id, i);
         if (ts_mapping_rank(m, r)->index[TS_GROUP_TP] != k ||
             exec_fold_rep(m, r) != ts_mapping_group_member(m, (ts_group)g, g0, i))
-          return 0;
+          return why(F, "refused: %s group %u is no image of a group of TP "
+                     "index 0", ts_group_name((ts_group)g), id);
       }
     }
   }
@@ -73,14 +96,15 @@ static int groups_fold(const ts_mapping *m) {
 }
 
 /* Same program and same straggler factor as the representative. */
-static int ranks_fold(const ts_exec *x, const ts_mapping *m,
+static int ranks_fold(exec_fold *F, const ts_exec *x, const ts_mapping *m,
                       const ts_step_progs *sp) {
   for (uint32_t r = 0; r < ts_mapping_ranks(m); r++) {
     uint32_t q = exec_fold_rep(m, r);
     if (ts_step_progs_rank(sp, m, r) != ts_step_progs_rank(sp, m, q) ||
         ts_exec_straggler(x, ts_mapping_rank(m, r)->gpu) !=
             ts_exec_straggler(x, ts_mapping_rank(m, q)->gpu))
-      return 0;
+      return why(F, "refused: rank %u runs another program or straggler "
+                 "factor than rank %u", r, q);
   }
   return 1;
 }
@@ -94,12 +118,16 @@ int exec_fold_init(exec_fold *F, exec_colls *k, ts_exec *x,
   const ts_mapping *m = k->m;
   const ts_step_progs *sp = k->sp;
   uint32_t T = ts_mapping_group_size(m, TS_GROUP_TP);
-  if (!fast->on || o->exact || o->net.fidelity != TS_NET_FLOW ||
-      o->net.full_solve || T < 2 || T > 65534)
-    return 0;
+  if (o->exact) return why(F, "off: --exact");
+  if (!fast->on) return why(F, "off: shortcuts off (trace, free comm or timed failures)");
+  if (o->net.fidelity != TS_NET_FLOW || o->net.full_solve)
+    return why(F, "off: chunk fidelity or full solve");
+  if (T < 2 || T > 65534) return why(F, "off: TP %u", T);
   for (uint32_t id = 0; id < ts_mapping_group_count(m, TS_GROUP_TP); id++)
-    if (!fast->excl[TS_GROUP_TP][id]) return 0;
-  if (!ranks_fold(x, m, sp) || !groups_fold(m)) return 0;
+    if (!fast->excl[TS_GROUP_TP][id])
+      return why(F, "refused: TP group %u is not replayed (other traffic may "
+                 "cross its NVLinks)", id);
+  if (!ranks_fold(F, x, m, sp) || !groups_fold(F, m)) return 0;
   F->T = T;
   F->nd = 2 * ts_topo_link_count(ts_exec_topo(x));
   F->phi = malloc(((size_t)F->nd + 1) * sizeof *F->phi);
@@ -109,6 +137,8 @@ int exec_fold_init(exec_fold *F, exec_colls *k, ts_exec *x,
   if (!F->phi || !F->cls || !F->pp_checked || !F->p0) return TS_ENOMEM;
   F->nsim = ts_mapping_ranks(m) / T;
   F->on = 1;
+  snprintf(F->why, sizeof F->why, "on: %u of %u ranks simulated", F->nsim,
+           ts_mapping_ranks(m));
   /* Every plan is known now: prove them all before the run, so the usual
    * refusal (ECMP sending two classes' images apart) costs no rerun. */
   int rc = check_sends(F, k, x);
@@ -120,7 +150,10 @@ int exec_fold_init(exec_fold *F, exec_colls *k, ts_exec *x,
   return rc;
 }
 
+/* Frees F; its reason stays. */
 void exec_fold_free(exec_fold *F) {
+  char keep[sizeof F->why];
+  memcpy(keep, F->why, sizeof keep);
   free(F->phi);
   free(F->cls);
   free(F->inv_key);
@@ -128,6 +161,7 @@ void exec_fold_free(exec_fold *F) {
   free(F->pp_checked);
   free(F->p0);
   memset(F, 0, sizeof *F);
+  memcpy(F->why, keep, sizeof keep);
 }
 
 /* ---- the map phi --------------------------------------------------- */
@@ -189,11 +223,24 @@ static int same_dir(const ts_exec *x, uint32_t a, uint32_t b) {
  * r: 1 when consistent with everything recorded, 0 when not, <0 error. */
 static int dmap(exec_fold *F, const ts_exec *x, uint32_t d, uint32_t r,
                 uint32_t c) {
-  if (F->cls[d]) return F->cls[d] == c + 1 && F->phi[d] == r;
+  char a[600], b[600];
+  if (F->cls[d] && F->cls[d] != c + 1)
+    return why(F, "refused: TP indices %u and %u both use %s", F->cls[d] - 1,
+               c, dir_name(x, d, a, sizeof a));
+  if (F->cls[d] && F->phi[d] != r)
+    return why(F, "refused: TP index %u's %s stands for both %s and %s of "
+               "index 0 (ECMP)", c, dir_name(x, d, a, sizeof a),
+               dir_name(x, F->phi[d], b, sizeof b), dir_name(x, r, b + 300, 300));
+  if (F->cls[d]) return 1;
   if (c) {
-    if (!same_dir(x, d, r)) return 0;
+    if (!same_dir(x, d, r))
+      return why(F, "refused: %s (TP index %u) and %s differ in bandwidth or "
+                 "latency", dir_name(x, d, a, sizeof a), c, dir_name(x, r, b, sizeof b));
     int rc = inv_put(F, r, c, d);
-    if (rc <= 0) return rc;
+    if (rc == 0)
+      return why(F, "refused: TP index %u maps two directions onto %s (ECMP)",
+                 c, dir_name(x, r, a, sizeof a));
+    if (rc < 0) return rc;
   }
   F->cls[d] = (uint16_t)(c + 1);
   F->phi[d] = r;
@@ -214,22 +261,23 @@ static int same_xfer(const ts_coll_xfer *a, const ts_coll_xfer *b) {
  * 1 isomorphic, 0 not, <0 no memory. */
 static int check_xfer(exec_fold *F, ts_exec *x, const ts_coll_xfer *a,
                       const ts_coll_xfer *b, uint32_t c) {
-  if (!same_xfer(a, b)) return 0;
+  if (!same_xfer(a, b)) return why(F, "refused: TP index %u lowers a plan differently", c);
   if (a->flags & TS_COLL_XFER_JOIN) return 1;
   ts_diag d;
   uint32_t ka = 0, kb = 0;
   /* A route that fails fails the full run too: let it say so. */
-  if (exec_xfer_paths(x, a, &ka, &d)) return 0;
+  if (exec_xfer_paths(x, a, &ka, &d)) return why(F, "refused: no route");
   ts_time_ps alpha_a = exec_xfer_alpha(x, a);
   memcpy(F->p0, x->paths, ka * sizeof *F->p0);
   if (exec_xfer_paths(x, b, &kb, &d) || ka != kb ||
       exec_xfer_alpha(x, b) != alpha_a)
-    return 0;
+    return why(F, "refused: TP index %u's path set differs from index 0's", c);
   for (uint32_t p = 0; p < ka; p++) {
     const ts_path *pa = &F->p0[p], *pb = &x->paths[p];
     if (pa->len != pb->len ||
         exec_path_alpha(ts_exec_topo(x), pa) != exec_path_alpha(ts_exec_topo(x), pb))
-      return 0;
+      return why(F, "refused: TP index %u's path differs in length or "
+                 "overhead from index 0's", c);
     for (uint32_t h = 0; h < pa->len; h++) {
       int rc = dmap(F, x, pa->dir[h], pa->dir[h], 0);
       if (rc > 0) rc = dmap(F, x, pb->dir[h], pa->dir[h], c);
@@ -242,7 +290,8 @@ static int check_xfer(exec_fold *F, ts_exec *x, const ts_coll_xfer *a,
 static int check_plan(exec_fold *F, ts_exec *x, const ts_coll_plan *a,
                       const ts_coll_plan *b, uint32_t c) {
   uint32_t n = ts_coll_plan_count(a);
-  if (ts_coll_plan_count(b) != n) return 0;
+  if (ts_coll_plan_count(b) != n)
+    return why(F, "refused: TP index %u lowers a plan differently", c);
   const ts_coll_xfer *xa = ts_coll_plan_xfers(a), *xb = ts_coll_plan_xfers(b);
   uint32_t ndeps = 0;
   for (uint32_t i = 0; i < n; i++) {
@@ -250,8 +299,10 @@ static int check_plan(exec_fold *F, ts_exec *x, const ts_coll_plan *a,
     if (rc <= 0) return rc;
     if (xa[i].dep_first + xa[i].ndeps > ndeps) ndeps = xa[i].dep_first + xa[i].ndeps;
   }
-  return !ndeps || !memcmp(ts_coll_plan_deps(a), ts_coll_plan_deps(b),
-                           (size_t)ndeps * sizeof(uint32_t));
+  if (!ndeps || !memcmp(ts_coll_plan_deps(a), ts_coll_plan_deps(b),
+                        (size_t)ndeps * sizeof(uint32_t)))
+    return 1;
+  return why(F, "refused: TP index %u lowers a plan differently", c);
 }
 
 /* 0 when the fold stands, TS_ENOMEM, or TS_EINTERNAL with F->refused set
@@ -273,7 +324,8 @@ int exec_fold_check_group(exec_fold *F, exec_colls *k, ts_exec *x, ts_group g,
     uint32_t idc = ts_mapping_rank(m, image(m, r0, c))->group[g];
     exec_plan_ent *e = NULL;
     int lrc = exec_colls_plan(k, g, idc, ins, &e, d);
-    rc = lrc ? 0 : check_plan(F, x, plan, e->plan, c);
+    rc = lrc ? why(F, "refused: a plan of TP index %u cannot be lowered", c)
+             : check_plan(F, x, plan, e->plan, c);
   }
   return verdict(F, rc);
 }
@@ -289,7 +341,8 @@ int exec_fold_check_pp(exec_fold *F, exec_colls *k, ts_exec *x, uint32_t r,
     ts_coll_plan *pc = NULL;
     int lrc = exec_colls_pp_plan(k, image(k->m, r, c), dir, image(k->m, peer, c),
                                  bytes, &pc, d);
-    rc = lrc ? 0 : check_plan(F, x, plan, pc, c);
+    rc = lrc ? why(F, "refused: a send of TP index %u cannot be lowered", c)
+             : check_plan(F, x, plan, pc, c);
   }
   return verdict(F, rc);
 }

@@ -25,6 +25,7 @@
  * group order, the engine breaks time ties by insertion order.
  * Cost: O(instructions of all ranks + group members per instance). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -859,7 +860,8 @@ static void assign_progs(step_state *S) {
  * (nothing of it is kept: the caller runs again with nofold). */
 static int step_once(const ts_workload *w, const ts_topo *t,
                      const ts_mapping *m, const ts_step_opts *o, int nofold,
-                     ts_step_result *out, ts_diag *d, int *refused) {
+                     ts_step_result *out, ts_diag *d, int *refused,
+                     char *why, size_t nwhy) {
   memset(out, 0, sizeof *out);
   step_state S;
   memset(&S, 0, sizeof S);
@@ -880,6 +882,7 @@ static int step_once(const ts_workload *w, const ts_topo *t,
   if (!rc) rc = run(&S);
   *refused = rc && S.fold.refused;
   if (!rc) rc = results(&S);
+  snprintf(why, nwhy, "%s", S.fold.why);
   if (rc == TS_ENOMEM) ts_diag_set(d, rc, NULL, 0, 0, "out of memory");
   state_free(&S);
   if (rc) ts_step_result_free(out);
@@ -894,8 +897,14 @@ int ts_step_run(const ts_workload *w, const ts_topo *t, const ts_mapping *m,
     o = &def;
   }
   int refused = 0;
-  int rc = step_once(w, t, m, o, 0, out, d, &refused);
-  if (!refused) return rc;
+  char why[sizeof out->fold], why2[sizeof out->fold];
+  int rc = step_once(w, t, m, o, 0, out, d, &refused, why, sizeof why);
+  if (!refused) {
+    if (!rc) snprintf(out->fold, sizeof out->fold, "%s", why);
+    return rc;
+  }
   if (d) memset(d, 0, sizeof *d);
-  return step_once(w, t, m, o, 1, out, d, &refused);
+  rc = step_once(w, t, m, o, 1, out, d, &refused, why2, sizeof why2);
+  if (!rc) snprintf(out->fold, sizeof out->fold, "%s", why);
+  return rc;
 }
