@@ -6,10 +6,7 @@
 set -u
 bin=$1
 src=$2
-fail=0
-pass=0
-note() { echo "FAIL: $*"; fail=$((fail + 1)); }
-ok() { pass=$((pass + 1)); }
+. "$(dirname "$0")/lib.sh"
 topo=$src/topologies/superpod-a100-1su.yaml
 tiny=$src/tests/data/workloads/tiny-dense.yaml
 fdir=$src/tests/data/faults
@@ -178,5 +175,4 @@ cut=()
 for n in 0 1 2 3 4 5 6 7; do cut+=(--fail dgx0/compute$n); done
 want 65 "'dgx0/gpu[0-7]' is cut off from the fabric" bench "$topo" --pattern shift:8 "${cut[@]}"
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+lib_summary

@@ -14,12 +14,8 @@
 set -u
 bin=$1
 src=$2
-fail=0
-pass=0
-note() { echo "FAIL: $*"; fail=$((fail + 1)); }
-ok() { pass=$((pass + 1)); }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+lib_tmp
 topo=$src/topologies/dgx-a100.yaml
 # A hang guard, not a timing test: sanitizer builds on a busy 2-core
 # machine run these 5-20x slower than a plain build.
@@ -171,5 +167,4 @@ printf 'topsim: 1\nname: x\ntopology: %s\nmodel: {layers: 8, hidden: 64, heads: 
 expect 65 "dangling_link.yaml:10:22: error: link end 'spine9'" run "$tmp/w.yaml"
 expect 65 "(in the topology named at $tmp/w.yaml:3:11)" run "$tmp/w.yaml"
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+lib_summary

@@ -8,12 +8,8 @@
 set -u
 bin=$1
 src=$2
-fail=0
-pass=0
-note() { echo "FAIL: $*"; fail=$((fail + 1)); }
-ok() { pass=$((pass + 1)); }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+lib_tmp
 
 for p in a100-superpod h100-superpod b200-superpod; do
   out=$("$bin" plan --preset "$p" --nodes 64 2>&1)
@@ -171,5 +167,4 @@ printf 'topsim_catalog: 1\nswitches:\n  - {name: X, ports: 4, speed: 1Gb/s, watt
 out=$("$bin" plan --nodes 4 --catalog "$tmp/bad.yaml" 2>&1)
 [ $? -eq 65 ] && grep -q "bad.yaml:3:" <<<"$out" && ok || note "bad catalog: $out"
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+lib_summary

@@ -9,12 +9,8 @@
 set -u
 bin=$1
 src=$2
-fail=0
-pass=0
-note() { echo "FAIL: $*"; fail=$((fail + 1)); }
-ok() { pass=$((pass + 1)); }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+lib_tmp
 W=$src/tests/data/workloads/tiny-dense.yaml
 T=$src/topologies/superpod-a100-1su.yaml
 small=("$W" --topology "$T" --gpus 16 --vary tp,pp --quiet)
