@@ -4,6 +4,8 @@
 #   ok           records a pass;
 #   lib_tmp      makes $tmp, a scratch directory removed when the script
 #                exits;
+#   calc, close  arithmetic and a relative comparison without python3 (see
+#                below);
 #   lib_summary  prints "N passed, M failed"; as a script's last command its
 #                status (0 only without failures) is the test's verdict.
 # Not a test itself: ctest globs cli_*.sh only.
@@ -18,4 +20,11 @@ lib_tmp() {
 lib_summary() {
   echo "$pass passed, $fail failed"
   [ "$fail" -eq 0 ]
+}
+# calc EXPR: EXPR (awk syntax) in double precision, printed to round trip.
+calc() { awk "BEGIN { printf \"%.17g\\n\", $1 }"; }
+# close A B REL: true when |A - B| <= REL * B.
+close() {
+  awk -v a="$1" -v b="$2" -v r="$3" \
+    'BEGIN { d = a - b; exit !((d < 0 ? -d : d) <= r * b) }'
 }
