@@ -8,12 +8,8 @@
 # reason named), still identical.
 set -u
 bin=$1
-fail=0
-pass=0
-note() { echo "FAIL: $*"; fail=$((fail + 1)); }
-ok() { pass=$((pass + 1)); }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+lib_tmp
 
 # Eight DGX A100 in two SUs, rail leaves 4 down + 1 up (4:1) to one spine:
 # no ECMP choice, so rail k carries an image of rail 0's traffic.
@@ -80,5 +76,4 @@ for extra in "" "--straggler 3=1.5"; do
     || note "text report differs from --exact ($extra)"
 done
 
-echo "cli_fold: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+lib_summary
