@@ -45,6 +45,23 @@ static void check_path(const ts_topo *t, uint32_t src, uint32_t dst,
   assert_int_equal(cur, dst);
 }
 
+/* Routing: 0 = each plane's own (the topology's `routing`), else 1 +
+ * ts_routing for every plane. */
+static ts_route *router_with(const ts_topo *t, int no_pxn,
+                             const ts_route_state *s, int routing) {
+  ts_route_opts o = {.no_pxn = no_pxn, .routing = routing};
+  ts_route *r = NULL;
+  ts_diag d;
+  assert_int_equal(ts_route_new(t, &o, s, &r, &d), 0);
+  return r;
+}
+
+/* Hashed ECMP whatever the topology says: the tests of the hash. */
+static ts_route *router_hash(const ts_topo *t, int no_pxn,
+                             const ts_route_state *s) {
+  return router_with(t, no_pxn, s, 1 + TS_ROUTING_ECMP_HASH);
+}
+
 static ts_route *router(const ts_topo *t, int no_pxn,
                         const ts_route_state *s) {
   ts_route_opts o = {.no_pxn = no_pxn};
@@ -577,6 +594,131 @@ static void test_endpoints(void **state) {
   ts_topo_free(t);
 }
 
+
+/* ---- D-mod-k (route_dmodk.c) ---- */
+
+static ts_route *router_dmodk(const ts_topo *t, int no_pxn,
+                              const ts_route_state *s) {
+  return router_with(t, no_pxn, s, 1 + TS_ROUTING_DMODK);
+}
+
+/* The spine node of a path (exactly one on a 2-tier plane). */
+static uint32_t spine_of(const ts_topo *t, const ts_path *p) {
+  uint32_t sp = UINT32_MAX;
+  for (uint32_t i = 0; i < p->len; i++)
+    if (hop(t, p, i)->kind == TS_NODE_SWITCH && hop(t, p, i)->tier == TS_TIER_SPINE) {
+      assert_int_equal(sp, UINT32_MAX);
+      sp = ts_topo_dir_head(t, p->dir[i]);
+    }
+  assert_int_not_equal(sp, UINT32_MAX);
+  return sp;
+}
+
+/* Closed form, 1 SU (20 DGX, rail leaves, 4 spines each cabled to every
+ * leaf), no PXN: dgx i / gpu a -> dgx j / gpu b, i != j, a != b, crosses a
+ * spine.
+ * The destination NIC is number j in rail b's tree (leaf su0-r<b> holds
+ * the rail-b NICs of dgx0..19 in port order), the leaf has 4 live uplinks,
+ * so D-mod-k takes uplink j mod 4: spine g0-<j mod 4>, whatever i, a, b and
+ * the flow. With spine g0-1 failed the survivors are g0-0, g0-2, g0-3 and
+ * the choice is j mod 3 over them, deterministically. */
+static void test_dmodk_closed_form(void **state) {
+  (void)state;
+  ts_topo *t = tu_load("topologies/superpod-a100-1su.yaml");
+  ts_route_state *st;
+  assert_int_equal(ts_route_state_new(t, &st), 0);
+  assert_int_equal(ts_route_fail_by_name(st, t, "compute/spine-g0-1", NULL), 0);
+  ts_route *r = router_dmodk(t, 1, NULL), *rf = router_dmodk(t, 1, st);
+  uint32_t spine0 = id_of(t, "compute/spine-g0-0");
+  static const uint32_t live[3] = {0, 2, 3};
+  char a[32], b[32];
+  for (uint32_t i = 0; i < 20; i += 3)
+    for (uint32_t j = 0; j < 20; j++)
+      for (uint32_t ga = 0; ga < 8; ga += 3) {
+        uint32_t gb = (ga + 1 + j) % 8;
+        if (gb == ga || i == j) continue;   /* same host: NVLink */
+        snprintf(a, sizeof a, "dgx%u/gpu%u", i, ga);
+        snprintf(b, sizeof b, "dgx%u/gpu%u", j, gb);
+        ts_path p;
+        for (uint64_t f = 0; f < 3; f++) {
+          uint32_t s = id_of(t, a), e = id_of(t, b);
+          assert_int_equal(ts_route_path(r, s, e, f, &p, NULL), 0);
+          check_path(t, s, e, &p);
+          assert_int_equal(spine_of(t, &p) - spine0, j % 4);
+          assert_int_equal(ts_route_path(rf, s, e, f, &p, NULL), 0);
+          check_path(t, s, e, &p);
+          assert_live(st, &p);
+          assert_int_equal(spine_of(t, &p) - spine0, live[j % 3]);
+        }
+      }
+  ts_route_free(r);
+  ts_route_free(rf);
+  ts_route_state_free(st);
+  ts_topo_free(t);
+}
+
+/* Shift permutation on the k = 8 fat tree (128 NICs, 4 per edge switch, 4
+ * aggregation switches per pod, 4 cores per aggregation switch), NIC n ->
+ * NIC (n + s) mod 128, NIC-to-NIC routes. The NICs carry no rail, so a
+ * NIC's position is its number n (edge switches in order, 4 ports each).
+ * D-mod-k: edge uplink n' mod 4 and aggregation uplink floor(n'/4) mod 4
+ * for destination n'. A source edge's 4 destinations n'..n'+3 are
+ * consecutive, so its 4 flows take its 4 uplinks once each; a pod's 4
+ * flows through one aggregation switch have destinations n' = c, c+4, c+8,
+ * c+12, so floor(n'/4) mod 4 differs too; every down hop is fixed by the
+ * destination, one flow each. So no directed switch link carries two
+ * flows (Zahavi et al. 2010: D-mod-k is non-blocking for shifts), and for
+ * s = 16 (every flow leaves its pod) each of the 128 edge uplinks carries
+ * exactly one flow. Hashed ECMP on the same shifts does collide. */
+static uint32_t shift_max(ts_route *r, const ts_topo *t, const uint32_t *nic,
+                          uint32_t s, uint32_t *edge_up_used) {
+  uint32_t nd = 2 * ts_topo_link_count(t), max = 0;
+  uint32_t *load = calloc(nd, sizeof *load);
+  assert_non_null(load);
+  *edge_up_used = 0;
+  for (uint32_t n = 0; n < 128; n++) {
+    ts_path p;
+    uint32_t e = nic[(n + s) % 128];
+    assert_int_equal(ts_route_path(r, nic[n], e, 0, &p, NULL), 0);
+    check_path(t, nic[n], e, &p);
+    for (uint32_t i = 0; i < p.len; i++) {
+      const ts_node *a = ts_topo_node(t, ts_route_dir_tail(t, p.dir[i]));
+      if (a->kind != TS_NODE_SWITCH || hop(t, &p, i)->kind != TS_NODE_SWITCH)
+        continue;
+      if (++load[p.dir[i]] > max) max = load[p.dir[i]];
+      if (a->tier == TS_TIER_LEAF && load[p.dir[i]] == 1) ++*edge_up_used;
+    }
+  }
+  free(load);
+  return max;
+}
+
+static void test_dmodk_shift(void **state) {
+  (void)state;
+  ts_topo *t = tu_load("topologies/fat-tree-k8.yaml");
+  uint32_t nic[128], n = 0;
+  for (uint32_t i = 0; i < ts_topo_node_count(t); i++)
+    if (ts_topo_node(t, i)->kind == TS_NODE_NIC) {
+      assert_true(n < 128);
+      nic[n++] = i;
+    }
+  assert_int_equal(n, 128);
+  ts_route *r = router_dmodk(t, 0, NULL), *h = router_hash(t, 0, NULL);
+  static const uint32_t shifts[] = {1, 3, 4, 5, 16, 17, 64, 100};
+  uint32_t used, hash_max = 0;
+  for (uint32_t k = 0; k < sizeof shifts / sizeof *shifts; k++) {
+    assert_int_equal(shift_max(r, t, nic, shifts[k], &used), 1);
+    if (shifts[k] == 16) assert_int_equal(used, 128);
+    uint32_t m = shift_max(h, t, nic, shifts[k], &used);
+    if (m > hash_max) hash_max = m;
+  }
+  print_message("  hashed ECMP: up to %u flows on one link\n", hash_max);
+  assert_true(hash_max > 1);
+  ts_route_free(r);
+  ts_route_free(h);
+  ts_topo_free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dgx_nvswitch),
@@ -596,6 +738,8 @@ int main(void) {
       cmocka_unit_test(test_nvl72),
       cmocka_unit_test(test_multi_plane),
       cmocka_unit_test(test_endpoints),
+      cmocka_unit_test(test_dmodk_closed_form),
+      cmocka_unit_test(test_dmodk_shift),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -101,6 +101,9 @@ typedef struct ts_route ts_route;
 
 typedef struct ts_route_opts {
   int no_pxn;   /* 0: rail-aligned with PXN (default); 1: own NIC */
+  /* 0: each plane's `routing` (topology); else 1 + ts_routing for every
+   * plane (the --routing override). */
+  int routing;
 } ts_route_opts;
 
 /* Builds a router over t (which must outlive it). opts NULL = defaults;

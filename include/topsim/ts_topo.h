@@ -104,6 +104,14 @@ typedef struct ts_gpu_model {
   uint32_t sms;           /* streaming multiprocessors; 0 = unknown */
 } ts_gpu_model;
 
+/* How a fabric picks among equal-cost uplinks (docs/model.md "Routing"):
+ * a per-flow hash (Ethernet/RoCE ECMP) or the destination's position
+ * (InfiniBand D-mod-k, as OpenSM's ftree engine fills forwarding tables). */
+typedef enum ts_routing {
+  TS_ROUTING_ECMP_HASH = 0,
+  TS_ROUTING_DMODK = 1,
+} ts_routing;
+
 typedef struct ts_plane {
   const char *name;
   uint8_t kind;           /* ts_plane_kind */
@@ -112,6 +120,7 @@ typedef struct ts_plane {
   const char *generator;  /* "rail_optimized", "fat_tree", ... or "explicit" */
   ts_time_ps sw_overhead; /* per-message software overhead of the stack */
   int host_copy;          /* traffic crosses the host TCP stack (copies) */
+  uint8_t routing;        /* ts_routing: how equal-cost uplinks are chosen */
 } ts_plane;
 
 /* Loads and builds a topology from a YAML file. On success *out owns the

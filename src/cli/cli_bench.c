@@ -95,7 +95,11 @@ static void bench_help(void) {
       "  --fidelity flow|chunk   max-min flows (default) or chunked queues\n"
       "  --chunk-size S       chunk fidelity: chunk size (default 64K)\n"
       "  --port-buffer S      chunk fidelity: bytes per port (default unlimited)\n"
-      "  --routing ecmp|spray one hashed path per transfer (default) or spread\n"
+      "  --routing ecmp|spray one path per transfer, each plane choosing as its\n"
+      "                       `routing` says (default), or spread\n"
+      "  --routing ecmp_hash|dmodk  every plane picks uplinks by a flow hash\n"
+      "                       or by destination (D-mod-k), whatever the\n"
+      "                       topology says\n"
       "  --spray N            spray over at most N paths (default 64)\n"
       "  --no-pxn             send from the GPU's own NIC (default: PXN)\n"
       "  --alpha TIME         per-message overhead, e.g. 2us; 0us gives a pure\n"
@@ -132,7 +136,10 @@ static int parse_model_opt(int c, const char *arg, bench_opts *o) {
   case 'R':
     if (!strcmp(arg, "ecmp")) o->p2p.spray = 0;
     else if (!strcmp(arg, "spray")) o->p2p.spray = o->p2p.spray ? o->p2p.spray : 64;
-    else return cli_usage_error("bench", "--routing must be ecmp or spray");
+    else if (!strcmp(arg, "ecmp_hash")) o->p2p.route.routing = 1 + TS_ROUTING_ECMP_HASH;
+    else if (!strcmp(arg, "dmodk")) o->p2p.route.routing = 1 + TS_ROUTING_DMODK;
+    else return cli_usage_error("bench", "--routing must be ecmp, spray, ecmp_hash "
+                                "or dmodk");
     return 0;
   case 'S':
     if (cli_parse_uint("bench", "--spray", arg, 1, TS_ROUTE_MAX_PATHS, &v)) return EX_USAGE;

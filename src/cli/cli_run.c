@@ -45,6 +45,9 @@ static void run_help(void) {
       "model:\n"
       "  --fidelity flow|chunk   max-min flows (default) or chunked queues\n"
       "  --no-pxn             send from the GPU's own NIC (default: PXN)\n"
+      "  --routing ecmp_hash|dmodk   uplinks by flow hash or by destination\n"
+      "                       (D-mod-k) on every plane (default: each plane's\n"
+      "                       `routing` in the topology)\n"
       "  --free-comm          every collective and send takes zero time\n"
       "  --alpha TIME         per-step latency of every collective and send,\n"
       "                       e.g. 0us for a pure bandwidth model; replaces\n"
@@ -96,6 +99,7 @@ static const struct option longopts[] = {
     {"trace-ranks", required_argument, NULL, 'r'}, {"stats", no_argument, NULL, 'S'},
     {"exact", no_argument, NULL, 'X'},          {"alpha", required_argument, NULL, 'A'},
     {"progress", no_argument, NULL, 'G'},       {"quiet", no_argument, NULL, 'q'},
+    {"routing", required_argument, NULL, 'R'},
     CLI_FAULT_LONGOPTS,
     {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
 
@@ -120,6 +124,11 @@ static int parse_opt(int c, const char *arg, run_opts *o) {
     else return cli_usage_error("run", "--fidelity must be flow or chunk");
     return 0;
   case 'P': o->step.route.no_pxn = 1; return 0;
+  case 'R':
+    if (!strcmp(arg, "ecmp_hash")) o->step.route.routing = 1 + TS_ROUTING_ECMP_HASH;
+    else if (!strcmp(arg, "dmodk")) o->step.route.routing = 1 + TS_ROUTING_DMODK;
+    else return cli_usage_error("run", "--routing must be ecmp_hash or dmodk");
+    return 0;
   case 'Z': o->step.free_comm = 1; return 0;
   case 'X': o->step.exact = 1; return 0;
   case 'G': o->progress = CLI_PROGRESS_ON; return 0;

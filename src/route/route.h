@@ -46,6 +46,8 @@ struct ts_route {
   uint32_t *nclass;
   uint32_t *down_dir;            /* fabric: switch -> dir down to the dst leaf */
   uint32_t bfs_cap;
+  uint32_t *npos;                /* D-mod-k: NIC -> position in its tree */
+  bool dmodk_backend;            /* every backend plane routes D-mod-k */
 };
 
 /* Decision points: ECMP hashes, spray enumerates (see route_choose). */
@@ -55,6 +57,9 @@ typedef struct route_pick {
   uint64_t prod;     /* spray: product of the radices met so far */
   uint32_t level;    /* decisions made so far */
   bool spray;
+  bool dmodk;        /* choices are digits of dpos, not hashes */
+  uint64_t dpos;     /* D-mod-k: destination position (route_dmodk.c) */
+  uint64_t dprod;    /* D-mod-k: product of the radices met so far */
 } route_pick;
 
 typedef struct route_walk {
@@ -116,6 +121,11 @@ bool route_nic_usable(const ts_route *r, uint32_t nic);
  * nearest usable one (failover); ROUTE_NONE when the host has no NIC on the
  * plane or none is usable. */
 uint32_t route_live_nic(const ts_route *r, uint32_t gpu, uint16_t plane);
+
+/* route_dmodk.c: NIC positions when a plane routes D-mod-k (0 or
+ * TS_ENOMEM); whether plane routes D-mod-k (after the override). */
+int route_dmodk_build(ts_route *r);
+bool route_dmodk_plane(const ts_route *r, uint16_t plane);
 
 /* route_fabric.c: NIC a -> NIC b over their plane. 0 or TS_EINVALID. */
 int route_fabric(route_walk *w, uint32_t nic_a, uint32_t nic_b);

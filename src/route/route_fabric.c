@@ -185,6 +185,11 @@ int route_fabric(route_walk *w, uint32_t nic_a, uint32_t nic_b) {
   const ts_topo *t = w->t;
   fab f = {.w = w, .r = w->r, .t = t, .plane = t->nodes[nic_a].plane};
   f.want = route_class(TS_NODE_SWITCH, 0, f.plane);
+  w->pick.dmodk = route_dmodk_plane(w->r, f.plane);
+  if (w->pick.dmodk) {
+    w->pick.dpos = w->r->npos[nic_b] == ROUTE_NONE ? 0 : w->r->npos[nic_b];
+    w->pick.dprod = 1;
+  }
   for (int i = 0; i < 4; i++) f.c[i] = w->r->cand + (size_t)i * w->r->max_deg;
   uint32_t na = fab_nic(&f, nic_a, f.c[0]);
   if (!na) return route_fail(w, "NIC '%s' has no live link", name_of(t, nic_a));

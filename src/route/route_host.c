@@ -167,7 +167,7 @@ int route_tables_build(ts_route *r) {
   for (size_t i = 0; i < (size_t)t->gpu_count * r->planes; i++)
     r->gpu_nic[i] = ROUTE_NONE;
   for (uint32_t h = 0; h < r->hosts; h++) build_host(r, h);
-  return 0;
+  return route_dmodk_build(r);
 }
 
 void route_tables_free(ts_route *r) {
@@ -182,6 +182,7 @@ void route_tables_free(ts_route *r) {
   free(r->adj_head);
   free(r->nclass);
   free(r->down_dir);
+  free(r->npos);
 }
 
 uint32_t route_host_nic(const ts_route *r, int32_t host, uint16_t plane,

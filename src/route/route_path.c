@@ -40,10 +40,15 @@ static uint64_t mix64(uint64_t x) {
 uint32_t route_choose(route_pick *k, uint32_t n) {
   uint64_t h = mix64(k->hash + ++k->level * 0xD6E8FEB86659FD93ull);
   if (n <= 1) return 0;
-  if (!k->spray) return (uint32_t)(h % n);
+  uint64_t off = h % n;
+  if (k->dmodk) {   /* next mixed-radix digit of the destination position */
+    off = (k->dpos / k->dprod) % n;
+    k->dprod = k->dprod > UINT64_MAX / n ? UINT64_MAX : k->dprod * n;
+  }
+  if (!k->spray) return (uint32_t)off;
   uint64_t digit = (k->index / k->prod) % n;
   k->prod = k->prod > UINT64_MAX / n ? UINT64_MAX : k->prod * n;
-  return (uint32_t)((digit + h % n) % n);
+  return (uint32_t)((digit + off) % n);
 }
 
 int route_append(route_walk *w, uint32_t dir) {
@@ -169,6 +174,10 @@ static int route_backend(route_walk *w, uint16_t *plane) {
   }
   if (!n && any) return route_cut_off(w);
   if (!n) return route_fail(w, "no NVLink and no backend plane joins them");
+  /* D-mod-k everywhere: the plane is a digit of the destination host. */
+  w->pick.dmodk = w->r->dmodk_backend;
+  w->pick.dpos = (uint64_t)w->t->nodes[w->dst].host;
+  w->pick.dprod = 1;
   uint32_t k = route_choose(&w->pick, n);
   for (uint16_t p = 0; p < w->r->planes; p++)
     if (backend_ok(w, p, true) && k-- == 0) *plane = p;

@@ -15,7 +15,7 @@
 static const char *const plane_keys[] = {
     "name", "kind", "technology", "bandwidth", "efficiency", "latency",
     "overhead", "generator", "switches", "links", "attach_nics",
-    "description", NULL};
+    "description", "routing", NULL};
 
 static int plane_kind(const sc_ctx *c, const topo_ynode *m, uint8_t *kind) {
   static const char *names[] = {"scale_up", "backend", "frontend", "storage", "oob"};
@@ -59,6 +59,19 @@ static int plane_technology(topo_loader *L, const topo_ynode *m, ts_plane *p,
   return p->link_preset ? 0 : TS_ENOMEM;
 }
 
+/* `routing: ecmp_hash | dmodk` (default ecmp_hash). */
+static int plane_routing(const sc_ctx *c, const topo_ynode *m, ts_plane *p) {
+  const char *v = NULL;
+  if (sc_str(c, m, "routing", false, &v)) return TS_ESCHEMA;
+  if (!v || strcmp(v, "ecmp_hash") == 0) return 0;
+  if (strcmp(v, "dmodk") == 0) {
+    p->routing = TS_ROUTING_DMODK;
+    return 0;
+  }
+  return sc_err(c, topo_ymap_get(m, "routing"), "routing '%s' is not one of: "
+                "ecmp_hash, dmodk", v);
+}
+
 static int generator_type(const sc_ctx *c, const topo_ynode *m, const char **type) {
   const topo_ynode *g = topo_ymap_get(m, "generator");
   *type = "explicit";
@@ -82,7 +95,7 @@ static int declare_one(topo_loader *L, const topo_ynode *m, uint32_t index) {
   const char *name, *gen;
   if (sc_expect_map(c, m, "a plane") || sc_check_keys(c, m, "plane", plane_keys) ||
       topo_name(c, m, "name", "plane", true, &name) || plane_kind(c, m, &p.kind) ||
-      generator_type(c, m, &gen))
+      generator_type(c, m, &gen) || plane_routing(c, m, &p))
     return TS_ESCHEMA;
   int64_t first = topo_nameidx_find(&L->plane_idx, name);
   if (first >= 0 && first < index)
