@@ -271,7 +271,7 @@ static uint32_t spine_load(ts_route *r, const ts_topo *t,
   return cross;
 }
 
-/* ECMP on 1 SU without PXN: a random permutation of the 160 GPUs, 8 flows
+/* Hashed ECMP (forced: the file routes D-mod-k) on 1 SU without PXN: a random permutation of the 160 GPUs, 8 flows
  * per pair. Pairs on different rails (expected 7/8 of them) cross a spine,
  * each flow hashing uniformly onto 1 of 4: per spine ~ Binomial(X, 1/4),
  * sd = sqrt(X * 3/16); X ~ 1120 gives mean 280, sd ~ 14.5. Tolerance:
@@ -279,7 +279,7 @@ static uint32_t spine_load(ts_route *r, const ts_topo *t,
 static void test_ecmp_spread(void **state) {
   (void)state;
   ts_topo *t = tu_load("topologies/superpod-a100-1su.yaml");
-  ts_route *r = router(t, 1, NULL);
+  ts_route *r = router_hash(t, 1, NULL);
   uint32_t c[4];
   uint32_t x = spine_load(r, t, NULL, c, 4);
   assert_true(x > 900);
@@ -298,7 +298,7 @@ static void test_ecmp_spread(void **state) {
 static void test_spray(void **state) {
   (void)state;
   ts_topo *t = tu_load("topologies/superpod-a100-1su.yaml");
-  ts_route *r = router(t, 1, NULL);
+  ts_route *r = router_hash(t, 1, NULL);
   uint32_t s = id_of(t, "dgx0/gpu0"), e = id_of(t, "dgx5/gpu3"), n;
   ts_path p[16];
   assert_int_equal(ts_route_paths(r, s, e, 7, 16, p, &n, NULL), 0);
@@ -326,7 +326,7 @@ static void test_failed_spine(void **state) {
   ts_diag d;
   assert_int_equal(ts_route_state_new(t, &st), 0);
   assert_int_equal(ts_route_fail_by_name(st, t, "compute/spine-g0-1", &d), 0);
-  ts_route *r = router(t, 1, st);
+  ts_route *r = router_hash(t, 1, st);
   uint32_t c[4];
   uint32_t x = spine_load(r, t, st, c, 4);
   assert_int_equal(c[1], 0);

@@ -29,6 +29,7 @@ static inline int bench_fabric_yaml(unsigned nodes, char *buf, size_t len) {
       "  - name: compute\n"
       "    kind: backend\n"
       "    technology: ib_ndr\n"
+      "    routing: dmodk\n"
       "    bandwidth: 200Gb/s\n"
       "    generator:\n"
       "      type: rail_optimized\n"

@@ -75,11 +75,11 @@ target deepseek-skew0 "$bin" run "$ex/deepseek-v3-moe.yaml" --global-batch 256 -
 target deepseek-skew1 "$bin" run "$ex/deepseek-v3-moe.yaml" --global-batch 256 \
   --set routing_skew=1.0 --quiet
 if [[ -z "$filter" || "131k" == *"$filter"* || "dense-131k" == *"$filter"* ]]; then
-  [ -s "$tmp/scale131k.yaml" ] ||
-    "$bld/tests/bench/bench_topo_load" 16384 --write "$tmp/scale131k.yaml" >/dev/null
+  [ -s "$tmp/scale131k-dmodk.yaml" ] ||
+    "$bld/tests/bench/bench_topo_load" 16384 --write "$tmp/scale131k-dmodk.yaml" >/dev/null
 fi
 target dense-131k-tp8pp16dp1024 "$bin" run "$ex/validation/nemo-gpt3-175b-128-h100-fp8.yaml" \
-  --topology "$tmp/scale131k.yaml" --tp 8 --pp 16 --dp 1024 --set gpus=131072 \
+  --topology "$tmp/scale131k-dmodk.yaml" --tp 8 --pp 16 --dp 1024 --set gpus=131072 \
   --schedule 1f1b --global-batch 16384 --quiet
 # Symmetric-rank folding (exec_step_fold.c) where it applies: the GPT-3
 # example on one-tier rail leaves of 128 ports (no ECMP choice), 128 hosts.
