@@ -117,7 +117,8 @@ void ts_route_free(ts_route *r);
 int ts_route_set_state(ts_route *r, const ts_route_state *state, ts_diag *d);
 
 /* One path from src to dst (ECMP): equal-cost choices are picked by a hash
- * of (src, dst, flow). src == dst gives an empty path. Returns 0 and fills
+ * of (src, dst, flow), or on a plane routed D-mod-k by the destination's
+ * position (the flow then does not matter). src == dst gives an empty path. Returns 0 and fills
  * *out; TS_EINVALID with d naming the endpoints and where the walk stopped
  * when src or dst is not a GPU or NIC, when they share no plane, or when
  * every candidate is dead (destination unreachable). Never loops: every

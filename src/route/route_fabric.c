@@ -17,7 +17,8 @@
  *      and c's live link into S (scan of c's adjacency), then down to lb.
  *      A pick that dead-ends (y without such a core, c without a link into
  *      S, after failures) is dropped and the choice redone over the rest,
- *      so ECMP rehashes over survivors and never walks a dead link.
+ *      so ECMP rehashes over survivors and never walks a dead link
+ *      (D-mod-k: the next digit of the destination position over them).
  * Cost: O(deg lb + deg la) for steps 0-1, plus O(deg y + deg c) per pick in
  * step 2: O(radix) per route on a healthy fabric, O(radix^3) worst case
  * after heavy failures, never unbounded (every loop drops a candidate).

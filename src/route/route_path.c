@@ -16,7 +16,10 @@
  * NIC is in its own host.
  *
  * Decision points: ECMP takes hash(src, dst, flow, decision number) mod n,
- * a splitmix64 mix, so each decision is independent and uniform. Spray path
+ * a splitmix64 mix, so each decision is independent and uniform. On a
+ * plane routed D-mod-k (route_dmodk.c) the offset is instead the next
+ * mixed-radix digit of the destination NIC's position (the plane choice:
+ * of the destination host index), whatever the source and flow. Spray path
  * i takes digit i of a mixed-radix count (first decision fastest), offset
  * per decision by the same hash: the first min(cap, product of radices)
  * numbers give distinct combinations on a symmetric fabric; duplicates
