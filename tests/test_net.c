@@ -597,8 +597,9 @@ static void test_level_floor(void **state) {
  * whose flows start at random times in [0, 50 us), twice over. Departures
  * come at many rates and levels, through shared uplinks. The incremental
  * solver (level floor, components, skipped solves) against a full
- * re-solve of every flow on every change: max-min rates are unique, so
- * every finish agrees within 1 ps, and the floor really cut work. */
+ * re-solve of every flow on every change, all through the heap (no floor,
+ * no fast path for flows alone): max-min rates are unique, so every
+ * finish agrees within 1 ps, and the floor really cut work. */
 static void skew_run(int full, ts_time_ps *out, ts_net_stats *st) {
   ts_topo *t = tg_new(11);
   for (uint32_t i = 0; i < 8; i++) tg_link(t, i, 8 + i / 4, 10 * GBs, US / 2);
@@ -651,6 +652,36 @@ static void test_skewed_alltoall_vs_full(void **state) {
   assert_true(sa.flows_touched < sb.flows_touched);
 }
 
+/* Flows alone on their directions are rated without the heap (the least
+ * capacity on the path), in the same solve as shared ones. A crosses
+ * 50 then 20 GB/s alone: 20 GB/s, 20 MB in 1 ms. B crosses link 2
+ * (30 GB/s) then link 3 (10 GB/s); C only link 2: B gets 10, C the 20
+ * left. B (5 MB) ends at 0.5 ms; that batch's floor is 10 GB/s, so C
+ * (20 GB/s) is re-rated, now alone: 30 GB/s, its 25 - 10 = 15 MB left
+ * drain in 0.5 ms, at 1 ms. Solves: t = 0 (3 flows), 0.5 ms (C). */
+static void test_alone_closed_form(void **state) {
+  world w;
+  ts_topo *t = tg_new(6);
+  tg_link(t, 0, 1, 50 * GBs, 0);
+  tg_link(t, 1, 2, 20 * GBs, 0);
+  tg_link(t, 3, 4, 30 * GBs, 0);
+  tg_link(t, 4, 5, 10 * GBs, 0);
+  tg_done(&w, t, TS_NET_FLOW);
+  uint32_t a[] = {0, 2}, b[] = {4, 6}, c[] = {4};
+  send1(&w, a, 2, 20000000, 0, 0);
+  send1(&w, b, 2, 5000000, 0, 1);
+  send1(&w, c, 1, 25000000, 0, 2);
+  run(&w);
+  assert_int_equal(w.done[0], 1000 * US);
+  assert_int_equal(w.done[1], 500 * US);
+  assert_int_equal(w.done[2], 1000 * US);
+  ts_net_stats s;
+  ts_net_stats_get(w.net, &s);
+  assert_int_equal(s.solves, 2);
+  assert_int_equal(s.flows_touched, 4);
+  w_free(&w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_single_link_exact),
@@ -670,6 +701,7 @@ int main(void) {
       cmocka_unit_test(test_incremental_vs_full),
       cmocka_unit_test(test_component_locality),
       cmocka_unit_test(test_level_floor),
+      cmocka_unit_test(test_alone_closed_form),
       cmocka_unit_test(test_skewed_alltoall_vs_full),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

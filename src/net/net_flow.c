@@ -267,6 +267,30 @@ static int flow_collect(ts_net *net, double floor) {
   return 0;
 }
 
+/* A flow that no other collected flow shares a direction with gets what
+ * progressive filling would give it without the heap: the least capacity
+ * left on its path (the first of its directions to pop, least (key, id)),
+ * which is its bottleneck. Its directions leave the filling (nun 0). Same
+ * arithmetic as the heap path (share = rem / 1), so the same bits; a ring
+ * step's flows, each alone on its links, skip the heap entirely.
+ * full_solve keeps every flow on the heap path (the reference). */
+static void flow_fill_alone(flow_state *s, uint32_t fi) {
+  flow *f = &s->flows[fi];
+  uint32_t b = NET_NONE;
+  for (uint32_t h = 0; h < f->hops; h++) {
+    uint32_t d = s->mem[f->m0 + h].dir;
+    if (s->dirs[d].nun != 1) return;
+    if (b == NET_NONE || s->dirs[d].rem < s->dirs[b].rem ||
+        (s->dirs[d].rem == s->dirs[b].rem && d < b))
+      b = d;
+  }
+  double rem = s->dirs[b].rem;
+  f->frozen = s->stamp;
+  f->new_rate = rem > 0 ? rem : 0;
+  f->bneck = b;
+  for (uint32_t h = 0; h < f->hops; h++) s->dirs[s->mem[f->m0 + h].dir].nun = 0;
+}
+
 /* Progressive filling over the collected component: the direction with
  * the smallest fair share rem/nun is the bottleneck; its unfrozen flows
  * get that share, are frozen and remember it as their bottleneck, which
@@ -279,6 +303,8 @@ static void flow_fill(ts_net *net) {
   flow_state *s = fs_of(net);
   uint32_t st = s->stamp;
   s->nheap = 0;
+  for (uint32_t i = 0; !net->cfg.full_solve && i < s->ncflows; i++)
+    flow_fill_alone(s, s->cflows[i]);
   for (uint32_t i = 0; i < s->ncdirs; i++) {
     uint32_t d = s->cdirs[i];
     fdir *fd = &s->dirs[d];
