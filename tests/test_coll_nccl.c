@@ -6,6 +6,7 @@
 
 #include <math.h>
 
+#include "coll/coll.h"
 #include "topsim/ts_coll.h"
 
 static int near(double a, double b, double rel) {
@@ -151,6 +152,115 @@ static void choice_without_steps(void **state) {
   ts_coll_comm_free(c);
 }
 
+/* Channels by size (enqueue.cc): Ampere runs 24 channels and drops one
+ * while bytes < nc x threads x per-thread bytes: ring LL on 8 ranks
+ * 512 x 8 x 8 = 32 KiB per channel, LL128 640 x 8 = 5 KiB, Simple
+ * 512 x 64 = 32 KiB. */
+static void channels_by_size(void **state) {
+  (void)state;
+  ts_coll_comm *c = one_host(8);
+  ts_coll_params p;
+  ts_coll_params_default(&p);
+  ts_coll_params_nccl(&p, TS_COLL_GEN_AMPERE);
+  assert_int_equal(p.max_channels, 24);
+  const ts_coll_algo R = TS_COLL_RING;
+  assert_int_equal(coll_channels(c, &p, R, TS_COLL_LL, 1024), 1);
+  assert_int_equal(coll_channels(c, &p, R, TS_COLL_LL, 64 << 10), 2);
+  assert_int_equal(coll_channels(c, &p, R, TS_COLL_LL, (64 << 10) - 1), 1);
+  assert_int_equal(coll_channels(c, &p, R, TS_COLL_LL, 256 << 10), 8);
+  assert_int_equal(coll_channels(c, &p, R, TS_COLL_LL, 24 * 32768), 24);
+  assert_int_equal(coll_channels(c, &p, R, TS_COLL_LL, 1ull << 30), 24);
+  assert_int_equal(coll_channels(c, &p, R, TS_COLL_LL128, 51200), 10);
+  assert_int_equal(coll_channels(c, &p, R, TS_COLL_LL128, 51199), 9);
+  assert_int_equal(coll_channels(c, &p, R, TS_COLL_SIMPLE, 320 << 10), 10);
+  /* the tree's LL threshold has no nRanks factor: 512 x 8 = 4 KiB */
+  assert_int_equal(coll_channels(c, &p, TS_COLL_TREE, TS_COLL_LL, 40960), 10);
+  ts_coll_comm_free(c);
+}
+
+/* The ramp below full channels, ring LL on the DGX A100 (B = 240 GB/s):
+ * at 64 KiB NCCL runs 2 channels of max(6.2 GB/s, B x 0.5 / 24 = 5 GB/s)
+ * = 6.2 GB/s each: e = 2 x 6.2 / 240 (below the LL cap 87.7 / 240), so
+ * T = 10.6 us + 14 (0.6 us + S / (8 B e)). At 1 MiB all 24 run and only
+ * the cap binds (ring_closed_forms). */
+static void ring_channel_ramp(void **state) {
+  (void)state;
+  ts_coll_comm *c = one_host(8);
+  ts_coll_params p;
+  ts_coll_params_default(&p);
+  ts_coll_params_nccl(&p, TS_COLL_GEN_AMPERE);
+  const double B = 240e9, S = 64 << 10, e = 2 * 6.2e9 / B;
+  p.bw_intra = B;
+  double ll = ts_coll_predict(c, TS_COLL_ALL_REDUCE, (uint64_t)S, &p, TS_COLL_RING, TS_COLL_LL);
+  assert_true(near(ll, 10.6e-6 + 14 * (0.6e-6 + S / (8 * B * e)), 1e-9));
+  /* the lowering carries the same efficiency: wire = bytes / e */
+  p.algo = TS_COLL_RING, p.proto = TS_COLL_LL;
+  ts_coll_plan *pl = NULL;
+  assert_int_equal(ts_coll_lower(c, TS_COLL_ALL_REDUCE, (uint64_t)S, &p, 0, &pl, NULL), 0);
+  const ts_coll_xfer *x = ts_coll_plan_xfers(pl);
+  assert_int_equal(x[0].wire_bytes, (uint64_t)((double)x[0].bytes / e + 0.999999));
+  ts_coll_plan_free(pl);
+  ts_coll_comm_free(c);
+}
+
+/* NVLS chunks (enqueue.cc): 16 channels x 8 heads = 128 chunks in flight;
+ * 128 KiB from 1 GiB, 64 KiB from 64 MiB, 32 KiB from 8 MiB, else 16 KiB.
+ * Each chunk costs o = 0.65 us on its channel of rate r = B 0.85 / 16:
+ * rate factor f(c) = c / (c + r o) x (128 KiB + r o) / 128 KiB, and
+ * T = 29 us + S (9/8) / (B 0.85 f). */
+static void nvls_chunks(void **state) {
+  (void)state;
+  ts_coll_comm *c = one_host(8);
+  assert_int_equal(ts_coll_comm_set_nvls(c, 0, 900), 0);
+  ts_coll_params p;
+  ts_coll_params_default(&p);
+  ts_coll_params_nccl(&p, TS_COLL_GEN_HOPPER);
+  p.bw_intra = p.bw_nvls = 360e9;
+  const uint64_t sz[6] = {1ull << 30, (1ull << 30) - 1, 64ull << 20,
+                          (64ull << 20) - 1, 8ull << 20, (8ull << 20) - 1};
+  const double ck[6] = {131072, 65536, 65536, 32768, 32768, 16384};
+  const double x = 360e9 * 0.85 / 16 * 0.65e-6, full = 131072;
+  for (int i = 0; i < 6; i++) {
+    assert_int_equal(coll_nvls_chunk(c, &p, sz[i]), (uint64_t)ck[i]);
+    double f = ck[i] / (ck[i] + x) * (full + x) / full;
+    double t = ts_coll_predict(c, TS_COLL_ALL_REDUCE, sz[i], &p, TS_COLL_NVLS,
+                               TS_COLL_SIMPLE);
+    assert_true(near(t, 29e-6 + (double)sz[i] * 1.125 / (360e9 * 0.85 * f), 1e-9));
+  }
+  ts_coll_comm_free(c);
+}
+
+/* A ring over 4 hosts of 8 whose 8 channels are rotated over the local
+ * ranks crosses hosts on 8 NICs: it is costed at min(B_i, 8 B_n) =
+ * 192 GB/s, not one NIC's 24 GB/s, so auto takes it over the
+ * hierarchical algorithm for 1 GiB, as the simulated ring is faster:
+ * T = 12.4 us + 2 x 31 (14 us + S / (32 x 192 GB/s)) with Simple.
+ * With one channel (the step model's order) it stays at one NIC. */
+static void multi_host_ring_cost(void **state) {
+  (void)state;
+  int g[32], h[32];
+  for (int i = 0; i < 32; i++) g[i] = i, h[i] = i / 8;
+  ts_coll_comm *c = NULL;
+  assert_int_equal(ts_coll_comm_new(g, 32, &c), 0);
+  assert_int_equal(ts_coll_comm_set_hosts(c, h), 0);
+  ts_coll_params p;
+  ts_coll_params_default(&p);
+  ts_coll_params_nccl(&p, TS_COLL_GEN_AMPERE);
+  p.bw_intra = 240e9, p.bw_inter = 24e9;
+  p.channels = 8, p.ring_order = TS_COLL_RING_ROTATE;
+  const double S = 1ull << 30;
+  double t = ts_coll_predict(c, TS_COLL_ALL_REDUCE, (uint64_t)S, &p, TS_COLL_RING, TS_COLL_SIMPLE);
+  assert_true(near(t, 12.4e-6 + 62 * (14e-6 + S / (32 * 192e9)), 1e-9));
+  ts_coll_algo a;
+  ts_coll_proto q;
+  assert_int_equal(ts_coll_choose(c, TS_COLL_ALL_REDUCE, 1ull << 30, &p, &a, &q, &t), 0);
+  assert_int_equal(a, TS_COLL_RING);
+  p.channels = 1, p.ring_order = TS_COLL_RING_SAME;
+  t = ts_coll_predict(c, TS_COLL_ALL_REDUCE, (uint64_t)S, &p, TS_COLL_RING, TS_COLL_SIMPLE);
+  assert_true(near(t, 12.4e-6 + 62 * (14e-6 + S / (32 * 24e9)), 1e-9));
+  ts_coll_comm_free(c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(generations),
@@ -158,6 +268,10 @@ int main(void) {
       cmocka_unit_test(tree_two_hosts),
       cmocka_unit_test(hier_beyond_two_hosts),
       cmocka_unit_test(choice_without_steps),
+      cmocka_unit_test(channels_by_size),
+      cmocka_unit_test(ring_channel_ramp),
+      cmocka_unit_test(nvls_chunks),
+      cmocka_unit_test(multi_host_ring_cost),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

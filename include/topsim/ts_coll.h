@@ -118,6 +118,13 @@ typedef struct ts_coll_params {
   double ll_max_bw[3];    /* LL busBw cap (bytes/s): 1 host, 2 hosts, more */
   ts_time_ps nvls_latency; /* NVLS hardware latency, once per operation */
   double nvls_efficiency; /* NVLS rate / NVLink rate (switch reduction) */
+  /* NCCL's channels (0 = not modelled): the most it runs on one host, the
+   * per-channel busBw limit by protocol (0 = none beyond the channel's
+   * share of the links), NVLS channels and the cost of one NVLS chunk. */
+  uint32_t max_channels;  /* coll channels (NCCL_MAX_NCHANNELS) */
+  double per_ch_bw[TS_COLL_PROTO_COUNT]; /* bytes/s busBw per ring channel */
+  uint32_t nvls_channels; /* NVLS channels (NCCL_NVLS_NCHANNELS) */
+  ts_time_ps nvls_chunk_cost; /* per NVLS chunk per channel (sync) */
 } ts_coll_params;
 
 /* Cost structure of a parameter set. DEFAULT is the alpha-beta model for

@@ -188,7 +188,7 @@ double ts_coll_predict(const ts_coll_comm *m, ts_coll_op op, uint64_t bytes,
       coll_supported(m, op, a, prm, &why))
     return -1;
   if (m->n < 2 && op != TS_COLL_SEND_RECV) return 0;
-  double S = (double)bytes, eff = coll_eff(m, prm, a, proto);
+  double S = (double)bytes, eff = coll_eff(m, prm, a, proto, bytes);
   double ai = ts_ps_to_s(prm->alpha_intra[proto]);
   double an = ts_ps_to_s(prm->alpha_inter[proto]);
   double bi = prm->bw_intra * eff, bn = prm->bw_inter * eff;
@@ -215,7 +215,10 @@ double ts_coll_predict(const ts_coll_comm *m, ts_coll_op op, uint64_t bytes,
     return t0 + 2 * ((ppn - 1) * ai + coll_log2_ceil(m->nhosts) * an) +
            2 * S / ((multi ? bn : bi) * prm->tree_efficiency);
   }
-  return t0 + flat_cost(m, op, S, prm, a, multi ? an : ai, multi ? bn : bi);
+  /* A multi-host ring's channels cross hosts on as many NICs as there are
+   * channels rotated over the local ranks (the simulated ring's order). */
+  double bw = multi ? (a == TS_COLL_RING ? coll_ring_bw(m, prm) * eff : bn) : bi;
+  return t0 + flat_cost(m, op, S, prm, a, multi ? an : ai, bw);
 }
 
 int ts_coll_choose(const ts_coll_comm *m, ts_coll_op op, uint64_t bytes,

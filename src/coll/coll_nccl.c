@@ -10,6 +10,7 @@
  * (NCCL's hwLat), and efficiency is the protocol's, capped as NCCL's tuner
  * caps it (coll_eff). NVLS replaces the per-step latencies by one NVLS
  * latency and runs at nvls_efficiency of the NVLink bandwidth. */
+#include <math.h>
 #include <string.h>
 
 #include "coll/coll.h"
@@ -75,27 +76,109 @@ void ts_coll_params_nccl(ts_coll_params *p, ts_coll_gpu_gen gen) {
   unsigned g = (unsigned)gen < 4 ? (unsigned)gen : 0;
   for (int i = 0; i < 3; i++) p->ll_max_bw[i] = llmax[g][i] * 1e9;
   p->nvls_efficiency = nvls_eff[g] > 0 ? nvls_eff[g] : 0.8;
+  /* Channels (docs/model.md "Channels"): coll channels 24 on DGX A100
+   * (NCCL log, nccl-tests#100), 32 on Hopper and Blackwell; LL128 per
+   * channel perChMaxRingLL128Bws; LL per channel fitted once per
+   * generation to the one-node curve's 32 KiB-512 KiB plateau (one CTA's
+   * LL throughput; NCCL has no constant for it); Simple: the channel's
+   * share of the links. NVLS: NVLS_NCHANNELS_SM90 16, SM100 32, and a
+   * per-chunk cost fitted once to the DGX H100 curve (5.3). */
+  static const uint32_t maxch[4] = {16, 24, 32, 32};
+  static const double ll_ch[4] = {6.2, 6.2, 21.0, 42.0};
+  static const double ll128_ch[4] = {20.0, 20.0, 36.7, 40.0};
+  p->max_channels = maxch[g];
+  p->per_ch_bw[TS_COLL_LL] = ll_ch[g] * 1e9;
+  p->per_ch_bw[TS_COLL_LL128] = ll128_ch[g] * 1e9;
+  p->per_ch_bw[TS_COLL_SIMPLE] = 0;
+  p->nvls_channels = g == TS_COLL_GEN_BLACKWELL ? 32 : 16;
+  p->nvls_chunk_cost = (ts_time_ps)(0.65 * us);
 }
 
 int coll_nccl(const ts_coll_params *p) {
   return p->cost_model == TS_COLL_COST_NCCL;
 }
 
+/* NICs a multi-host ring crosses hosts on: one per channel when the
+ * channels are rotated over the local ranks (TS_COLL_RING_ROTATE, one NIC
+ * per GPU), else every channel leaves through the same GPU and NIC. */
+static double ring_nics(const ts_coll_comm *m, const ts_coll_params *p) {
+  if (p->ring_order != TS_COLL_RING_ROTATE) return 1;
+  int L = m->host_size[0];
+  for (int h = 1; h < m->nhosts; h++)
+    if (m->host_size[h] < L) L = m->host_size[h];
+  return p->channels < (uint32_t)L ? (double)p->channels : (double)L;
+}
+
+double coll_ring_bw(const ts_coll_comm *m, const ts_coll_params *p) {
+  if (m->nhosts <= 1) return p->bw_intra;
+  double agg = p->bw_inter * ring_nics(m, p);
+  return agg < p->bw_intra ? agg : p->bw_intra;
+}
+
+uint32_t coll_channels(const ts_coll_comm *m, const ts_coll_params *p,
+                       ts_coll_algo a, ts_coll_proto q, uint64_t bytes) {
+  /* enqueue.cc: nt threads per channel (LL 512, LL128 640, Simple 512) and
+   * a per-thread threshold (LL 8, LL128 8, Simple 64 bytes; ring LL x
+   * nRanks, tuning.cc); a channel is dropped while bytes < nc nt thr. */
+  static const uint64_t nt[3] = {512, 640, 512}, thr[3] = {8, 8, 64};
+  uint64_t nc = p->max_channels, t = nt[q] * thr[q];
+  if (a == TS_COLL_RING && q == TS_COLL_LL) t *= (uint64_t)m->n;
+  while (nc > 1 && bytes < nc * t) nc--;
+  return (uint32_t)nc;
+}
+
+/* NVLS chunk by size (enqueue.cc calcCollChunking): nvlsChunkSize 128 KiB,
+ * cut to 64 / 32 / 16 KiB below 64 / 8 / 2 x (channels x heads) chunks. */
+uint64_t coll_nvls_chunk(const ts_coll_comm *m, const ts_coll_params *p,
+                         uint64_t bytes) {
+  uint64_t ops = (uint64_t)p->nvls_channels * (uint64_t)m->host_size[0];
+  uint64_t c = 128 * 1024;
+  if (bytes < 64 * ops * c) c = 65536;
+  if (bytes < 8 * ops * c) c = 32768;
+  if (bytes < 2 * ops * c) c = 16384;
+  return c;
+}
+
+/* Every NVLS chunk costs nvls_chunk_cost on its channel besides its bytes
+ * at the channel's rate r: throughput c / (c + r o). nvls_efficiency is the
+ * rate at the full 128 KiB chunk, so the factor is relative to that. */
+static double nvls_chunk_factor(const ts_coll_comm *m, const ts_coll_params *p,
+                                double e, uint64_t bytes) {
+  if (p->nvls_chunk_cost <= 0 || p->nvls_channels == 0) return 1;
+  double r = p->bw_nvls * e / p->nvls_channels;
+  double x = r * ts_ps_to_s(p->nvls_chunk_cost), full = 128.0 * 1024;
+  double c = (double)coll_nvls_chunk(m, p, bytes);
+  return c / (c + x) * (full + x) / full;
+}
+
 double coll_eff(const ts_coll_comm *m, const ts_coll_params *p,
-                ts_coll_algo a, ts_coll_proto q) {
+                ts_coll_algo a, ts_coll_proto q, uint64_t bytes) {
   double e = p->efficiency[q];
   if (!coll_nccl(p)) return e;
-  if (a == TS_COLL_NVLS) return e * p->nvls_efficiency;
+  if (a == TS_COLL_NVLS) {
+    e *= p->nvls_efficiency;
+    return e * nvls_chunk_factor(m, p, e, bytes);
+  }
   if (a == TS_COLL_TREE) {
     /* NCCL: tree LL busBw / 3.8, LL128 x 7/9 inside one node. */
     if (q == TS_COLL_LL) e = 1.0 / 3.8;
     if (q == TS_COLL_LL128 && m->nhosts == 1) e = 7.0 / 9.0;
   }
+  /* The LL cap is on the operation's busBw: all channels together, so
+   * against the ring's aggregate bandwidth (every NIC it crosses). */
+  double bw = a == TS_COLL_TREE && m->nhosts > 1 ? p->bw_inter : coll_ring_bw(m, p);
   if (q == TS_COLL_LL) {
     int i = m->nhosts <= 1 ? 0 : m->nhosts == 2 ? 1 : 2;
-    double bw = m->nhosts > 1 ? p->bw_inter : p->bw_intra;
     if (bw > 0 && p->ll_max_bw[i] > 0 && p->ll_max_bw[i] / bw < e)
       e = p->ll_max_bw[i] / bw;
+  }
+  /* Channels: nc(bytes) channels, each carrying at most max(per_ch_bw,
+   * its even share of the links) (tuning.cc busBw = nChannels x bw). */
+  if (a == TS_COLL_RING && p->max_channels > 0 && bw > 0) {
+    double nc = coll_channels(m, p, a, q, bytes);
+    double share = bw * p->efficiency[q] / p->max_channels;
+    double ch = p->per_ch_bw[q] > share ? p->per_ch_bw[q] : share;
+    if (nc * ch / bw < e) e = nc * ch / bw;
   }
   return e;
 }
