@@ -261,6 +261,41 @@ static void multi_host_ring_cost(void **state) {
   ts_coll_comm_free(c);
 }
 
+/* NCCL's p2p schedule (2.18 enqueue.cc) on DGX A100 (32 p2p channels):
+ * with 8 ranks a send starts on 32/8 = 4 channels and may use up to
+ * 4 x 32/8 = 16; parts are 64 KiB to 16 MiB, doubling channels while
+ * parts are too big: 64 KiB -> 1, 1 MiB -> 4, 128 MiB -> 8, 256 MiB and
+ * 1 GiB -> 16. With 2 ranks: 16 to 32, so 64 MiB -> 16 and 1 GiB -> 32.
+ * Across hosts a peer gets max(1, ceil(24 / 14)) = 2 channels (28 GB/s,
+ * above the 24 GB/s NIC). A send_recv between two ranks of one host at
+ * 64 MiB runs 16 x 14 = 224 GB/s: T = (4 + 8.4 + 3.4) us + S / 224 GB/s. */
+static void p2p_channels(void **state) {
+  (void)state;
+  ts_coll_params p;
+  ts_coll_params_default(&p);
+  ts_coll_params_nccl(&p, TS_COLL_GEN_AMPERE);
+  p.bw_intra = 240e9, p.bw_inter = 24e9;
+  assert_int_equal(p.p2p_channels, 32);
+  assert_int_equal(ts_coll_p2p_channels(&p, 8, 1, 64 << 10), 1);
+  assert_int_equal(ts_coll_p2p_channels(&p, 8, 1, 1 << 20), 4);
+  assert_int_equal(ts_coll_p2p_channels(&p, 8, 1, 128ull << 20), 8);
+  assert_int_equal(ts_coll_p2p_channels(&p, 8, 1, 256ull << 20), 16);
+  assert_int_equal(ts_coll_p2p_channels(&p, 8, 1, 1ull << 30), 16);
+  assert_int_equal(ts_coll_p2p_channels(&p, 2, 1, 64ull << 20), 16);
+  assert_int_equal(ts_coll_p2p_channels(&p, 2, 1, 1ull << 30), 32);
+  assert_int_equal(ts_coll_p2p_channels(&p, 8, 0, 1 << 20), 2);
+  assert_true(ts_coll_p2p_cap(&p, 8, 1, 1ull << 30) == 16 * 14e9);
+  ts_coll_params ab;
+  ts_coll_params_default(&ab);
+  assert_int_equal(ts_coll_p2p_channels(&ab, 8, 1, 1ull << 30), 0);
+  ts_coll_comm *c = one_host(2);
+  p.root = 0, p.peer = 1;
+  const double S = 64ull << 20;
+  double t = ts_coll_predict(c, TS_COLL_SEND_RECV, (uint64_t)S, &p, TS_COLL_DIRECT, TS_COLL_SIMPLE);
+  assert_true(near(t, 15.8e-6 + S / 224e9, 1e-9));
+  ts_coll_comm_free(c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(generations),
@@ -272,6 +307,7 @@ int main(void) {
       cmocka_unit_test(ring_channel_ramp),
       cmocka_unit_test(nvls_chunks),
       cmocka_unit_test(multi_host_ring_cost),
+      cmocka_unit_test(p2p_channels),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -125,6 +125,8 @@ typedef struct ts_coll_params {
   double per_ch_bw[TS_COLL_PROTO_COUNT]; /* bytes/s busBw per ring channel */
   uint32_t nvls_channels; /* NVLS channels (NCCL_NVLS_NCHANNELS) */
   ts_time_ps nvls_chunk_cost; /* per NVLS chunk per channel (sync) */
+  uint32_t p2p_channels;  /* NCCL p2p channels (per peer on NVLink); 0 off */
+  double p2p_ch_bw;       /* bytes/s one p2p channel moves */
 } ts_coll_params;
 
 /* Cost structure of a parameter set. DEFAULT is the alpha-beta model for
@@ -155,6 +157,18 @@ ts_coll_gpu_gen ts_coll_gpu_gen_from_name(const char *model);
  * bandwidth cap and the NVLS efficiency of that generation. Bandwidths and
  * per-step latencies are left as they are. */
 void ts_coll_params_nccl(ts_coll_params *p, ts_coll_gpu_gen gen);
+
+/* NCCL's channels for one send of `bytes` to a peer, in a communicator of
+ * nranks ranks, on the same host (NVLink/PCIe) or across hosts (its NIC):
+ * the p2p schedule of NCCL 2.18 (enqueue.cc; docs/model.md
+ * "Point-to-point channels"). 0 when p has no p2p channel model. */
+uint32_t ts_coll_p2p_channels(const ts_coll_params *p, int nranks,
+                              int same_host, uint64_t bytes);
+
+/* The throughput NCCL can give that send: channels x p2p_ch_bw, bytes/s,
+ * on one host; 0 (no limit) across hosts, where the NIC binds. */
+double ts_coll_p2p_cap(const ts_coll_params *p, int nranks, int same_host,
+                       uint64_t bytes);
 
 /* Fills *p with the documented defaults (docs in ts_coll_params_default's
  * definition, src/coll/coll_cost.c): AUTO, PROTO_AUTO, 1 channel, no

@@ -126,7 +126,8 @@ int coll_nvls_lower(coll_ctx *c);
 #define COLL_NCCL_STEPS 8
 int coll_nccl(const ts_coll_params *p);
 double coll_eff(const ts_coll_comm *m, const ts_coll_params *p,
-                ts_coll_algo a, ts_coll_proto q, uint64_t bytes);
+                ts_coll_op op, ts_coll_algo a, ts_coll_proto q,
+                uint64_t bytes);
 /* The ring's aggregate bandwidth per GPU: bw_intra on one host; across
  * hosts min(bw_intra, bw_inter x the NICs its channels cross). */
 double coll_ring_bw(const ts_coll_comm *m, const ts_coll_params *p);

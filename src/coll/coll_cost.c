@@ -188,7 +188,7 @@ double ts_coll_predict(const ts_coll_comm *m, ts_coll_op op, uint64_t bytes,
       coll_supported(m, op, a, prm, &why))
     return -1;
   if (m->n < 2 && op != TS_COLL_SEND_RECV) return 0;
-  double S = (double)bytes, eff = coll_eff(m, prm, a, proto, bytes);
+  double S = (double)bytes, eff = coll_eff(m, prm, op, a, proto, bytes);
   double ai = ts_ps_to_s(prm->alpha_intra[proto]);
   double an = ts_ps_to_s(prm->alpha_inter[proto]);
   double bi = prm->bw_intra * eff, bn = prm->bw_inter * eff;

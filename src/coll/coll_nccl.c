@@ -92,6 +92,55 @@ void ts_coll_params_nccl(ts_coll_params *p, ts_coll_gpu_gen gen) {
   p->per_ch_bw[TS_COLL_SIMPLE] = 0;
   p->nvls_channels = g == TS_COLL_GEN_BLACKWELL ? 32 : 16;
   p->nvls_chunk_cost = (ts_time_ps)(0.65 * us);
+  /* p2p (paths.cc): a peer over NVLink gets 2 channels per NVLink, at most
+   * p2pnChannels = the coll channels rounded up to a power of two, so
+   * the power of two above max_channels (A100 2 x 12 -> 32, H100 32); a
+   * channel moves NCCL_P2P_PER_CHANNEL_NET_BW = 14 GB/s (NCCL's own
+   * per-channel figure, paths.cc). */
+  uint32_t pc = 1;
+  while (pc < p->max_channels) pc *= 2;
+  p->p2p_channels = pc;
+  p->p2p_ch_bw = 14e9;
+}
+
+static uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+uint32_t ts_coll_p2p_channels(const ts_coll_params *p, int nranks,
+                              int same_host, uint64_t bytes) {
+  if (!p || !coll_nccl(p) || p->p2p_channels == 0 || nranks < 2) return 0;
+  uint64_t all = p->p2p_channels, per = all;
+  if (!same_host) { /* max(1 NIC, NIC bandwidth / 14 GB/s), paths.cc */
+    per = p->p2p_ch_bw > 0 ? div_up((uint64_t)p->bw_inter, (uint64_t)p->p2p_ch_bw) : 1;
+    uint64_t q = 1;
+    while (q < per) q *= 2;
+    per = q < all ? q : all;
+  }
+  /* NCCL 2.18 scheduleP2pTasksToPlan: every peer's sends share the
+   * p2pnChannels, at least one per peer and at most four times over. */
+  uint64_t lo = per, hi = per, n = (uint64_t)nranks;
+  while (lo * n > all && lo > 1) lo /= 2;
+  while (hi * n > 4 * all && hi > 1) hi /= 2;
+  /* calcP2pChunkSize: P2P_NVL_CHUNKSIZE 512 KiB (P2P_NET_CHUNKSIZE
+   * 128 KiB across hosts); parts of at least step/8 and at most 32 steps
+   * (one step across hosts); channels double while parts are too big. */
+  uint64_t step = same_host ? 512 * 1024 : 128 * 1024;
+  uint64_t minsz = step / 8, maxsz = same_host ? 32 * step : step;
+  uint64_t nc = lo, sz = div_up(bytes ? bytes : 1, nc);
+  if (sz < minsz) sz = minsz;
+  while (sz > maxsz && nc <= hi / 2) nc *= 2, sz = div_up(bytes, nc);
+  sz = div_up(sz, minsz) * minsz;
+  uint64_t used = div_up(bytes ? bytes : 1, sz);
+  return (uint32_t)(used < nc ? used : nc);
+}
+
+double ts_coll_p2p_cap(const ts_coll_params *p, int nranks, int same_host,
+                       uint64_t bytes) {
+  /* Across hosts 14 GB/s is NCCL's sizing figure for its channel count,
+   * not a measured limit, and the NIC binds in every validated case: no
+   * cap (a 1,024-rank shift would otherwise get one 14 GB/s channel). */
+  if (!same_host) return 0;
+  uint32_t nc = ts_coll_p2p_channels(p, nranks, same_host, bytes);
+  return nc ? nc * p->p2p_ch_bw : 0;
 }
 
 int coll_nccl(const ts_coll_params *p) {
@@ -152,9 +201,17 @@ static double nvls_chunk_factor(const ts_coll_comm *m, const ts_coll_params *p,
 }
 
 double coll_eff(const ts_coll_comm *m, const ts_coll_params *p,
-                ts_coll_algo a, ts_coll_proto q, uint64_t bytes) {
+                ts_coll_op op, ts_coll_algo a, ts_coll_proto q,
+                uint64_t bytes) {
   double e = p->efficiency[q];
   if (!coll_nccl(p)) return e;
+  if (op == TS_COLL_SEND_RECV && p->root >= 0 && p->root < m->n &&
+      p->peer >= 0 && p->peer < m->n) { /* NCCL's p2p channels */
+    int same = m->host[p->root] == m->host[p->peer];
+    double bw = same ? p->bw_intra : p->bw_inter;
+    double cap = ts_coll_p2p_cap(p, m->n, same, bytes);
+    return cap > 0 && bw > 0 && cap / bw < e ? cap / bw : e;
+  }
   if (a == TS_COLL_NVLS) {
     e *= p->nvls_efficiency;
     return e * nvls_chunk_factor(m, p, e, bytes);
