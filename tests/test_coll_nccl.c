@@ -234,7 +234,9 @@ static void nvls_chunks(void **state) {
  * ranks crosses hosts on 8 NICs: it is costed at min(B_i, 8 B_n) =
  * 192 GB/s, not one NIC's 24 GB/s, so auto takes it over the
  * hierarchical algorithm for 1 GiB, as the simulated ring is faster:
- * T = 12.4 us + 2 x 31 (14 us + S / (32 x 192 GB/s)) with Simple.
+ * T = 12.4 us + 2 x 31 (a + S / (32 x 192 GB/s)) with Simple, where the
+ * per-step latency a = (4 x 14 + 28 x 3.4) / 32 us averages the ring's 4
+ * network hops and 28 NVLink hops.
  * With one channel (the step model's order) it stays at one NIC. */
 static void multi_host_ring_cost(void **state) {
   (void)state;
@@ -250,14 +252,15 @@ static void multi_host_ring_cost(void **state) {
   p.channels = 8, p.ring_order = TS_COLL_RING_ROTATE;
   const double S = 1ull << 30;
   double t = ts_coll_predict(c, TS_COLL_ALL_REDUCE, (uint64_t)S, &p, TS_COLL_RING, TS_COLL_SIMPLE);
-  assert_true(near(t, 12.4e-6 + 62 * (14e-6 + S / (32 * 192e9)), 1e-9));
+  const double a_step = (4 * 14e-6 + 28 * 3.4e-6) / 32;
+  assert_true(near(t, 12.4e-6 + 62 * (a_step + S / (32 * 192e9)), 1e-9));
   ts_coll_algo a;
   ts_coll_proto q;
   assert_int_equal(ts_coll_choose(c, TS_COLL_ALL_REDUCE, 1ull << 30, &p, &a, &q, &t), 0);
   assert_int_equal(a, TS_COLL_RING);
   p.channels = 1, p.ring_order = TS_COLL_RING_SAME;
   t = ts_coll_predict(c, TS_COLL_ALL_REDUCE, (uint64_t)S, &p, TS_COLL_RING, TS_COLL_SIMPLE);
-  assert_true(near(t, 12.4e-6 + 62 * (14e-6 + S / (32 * 24e9)), 1e-9));
+  assert_true(near(t, 12.4e-6 + 62 * (a_step + S / (32 * 24e9)), 1e-9));
   ts_coll_comm_free(c);
 }
 
@@ -296,6 +299,100 @@ static void p2p_channels(void **state) {
   ts_coll_comm_free(c);
 }
 
+static ts_coll_comm *hosts_nvls(int hosts, int per) {
+  int g[64], h[64];
+  for (int i = 0; i < hosts * per; i++) g[i] = i, h[i] = i / per;
+  ts_coll_comm *c = NULL;
+  assert_int_equal(ts_coll_comm_new(g, hosts * per, &c), 0);
+  assert_int_equal(ts_coll_comm_set_hosts(c, h), 0);
+  for (int i = 0; i < hosts; i++)
+    assert_int_equal(ts_coll_comm_set_nvls(c, i, 900 + i), 0);
+  return c;
+}
+
+/* NVLS-tree over hosts of 8 H100 (B_nvls 360 GB/s, NIC 48 GB/s per GPU),
+ * 1 GiB (128 KiB NVLS chunks, rate factor 1): NVLink carries S (1 + 1/8)
+ * at 0.85 B_nvls and each NIC f S / 8 (f = 1 on 2 hosts, 2 (H-1)/H
+ * beyond), at once: T = (4 + 25) us + 2 ceil(log2 H) 20.9 us + max(both).
+ * Two hosts: NVLink-bound; four: NIC-bound. Auto takes it over the ring
+ * for 1 GiB on two hosts. Only all-reduce runs across hosts. */
+static void nvls_tree_cost(void **state) {
+  (void)state;
+  ts_coll_params p;
+  ts_coll_params_default(&p);
+  ts_coll_params_nccl(&p, TS_COLL_GEN_HOPPER);
+  p.bw_intra = p.bw_nvls = 360e9, p.bw_inter = 48e9;
+  const double S = 1ull << 30, nv = S * 1.125 / (360e9 * 0.85);
+  for (int hosts = 2; hosts <= 4; hosts += 2) {
+    ts_coll_comm *c = hosts_nvls(hosts, 8);
+    double f = hosts == 2 ? 1 : 2.0 * (hosts - 1) / hosts, nic = f * S / 8 / 48e9;
+    double t = ts_coll_predict(c, TS_COLL_ALL_REDUCE, (uint64_t)S, &p, TS_COLL_NVLS, TS_COLL_SIMPLE);
+    double lv = hosts == 2 ? 1 : 2;
+    assert_true(near(t, 29e-6 + 2 * lv * 20.9e-6 + fmax(nv, nic), 1e-9));
+    assert_true(hosts == 2 ? nv > nic : nic > nv);
+    const char *why;
+    assert_int_equal(coll_supported(c, TS_COLL_REDUCE_SCATTER, TS_COLL_NVLS, &p, &why), TS_EUSAGE);
+    ts_coll_comm_free(c);
+  }
+  ts_coll_comm *c = hosts_nvls(2, 8);
+  ts_coll_algo a;
+  ts_coll_proto q;
+  double t;
+  assert_int_equal(ts_coll_choose(c, TS_COLL_ALL_REDUCE, 1ull << 30, &p, &a, &q, &t), 0);
+  assert_int_equal(a, TS_COLL_NVLS);
+  ts_coll_comm_free(c);
+}
+
+/* The NVLS-tree lowering on 2 hosts of 4, S = 64 MiB: every rank sends
+ * S (1 + 1/4) up (lead + body) and gets as much down (lead + body), sends
+ * its quarter S/4 to the same local rank of the other host (lead + body,
+ * the lead carrying 2 x 20.9 us), and each host joins its 4 leads:
+ * 6 x 8 + 2 = 50 transfers. The up leads carry the startup (launch 4 us
+ * + NVLS 25 us), nothing else a latency of its own. */
+static void nvls_tree_lowering(void **state) {
+  (void)state;
+  ts_coll_comm *c = hosts_nvls(2, 4);
+  ts_coll_params p;
+  ts_coll_params_default(&p);
+  ts_coll_params_nccl(&p, TS_COLL_GEN_HOPPER);
+  p.bw_intra = p.bw_nvls = 360e9, p.bw_inter = 48e9;
+  p.algo = TS_COLL_NVLS;
+  const uint64_t S = 64ull << 20;
+  ts_coll_plan *pl = NULL;
+  assert_int_equal(ts_coll_lower(c, TS_COLL_ALL_REDUCE, S, &p, 0, &pl, NULL), 0);
+  assert_int_equal(ts_coll_plan_count(pl), 50);
+  const ts_coll_xfer *x = ts_coll_plan_xfers(pl);
+  uint64_t up[8] = {0}, down[8] = {0}, net[8] = {0};
+  int joins = 0, tree = 0;
+  for (uint32_t i = 0; i < 50; i++) {
+    if (x[i].flags & TS_COLL_XFER_JOIN) { joins++; continue; }
+    if (x[i].src_rank >= 0 && x[i].dst_rank >= 0) {
+      net[x[i].src_rank] += x[i].bytes;
+      assert_int_equal(x[i].dst_rank, (x[i].src_rank + 4) % 8);
+      tree += x[i].alpha == 2 * p.nvls_tree_latency;
+      if (x[i].alpha) continue;
+    } else if (x[i].src_rank >= 0) {
+      up[x[i].src_rank] += x[i].bytes;
+      if (x[i].ndeps == 0) {
+        assert_int_equal(x[i].alpha, 29 * TS_PS_PER_US);
+        continue;
+      }
+    } else {
+      down[x[i].dst_rank] += x[i].bytes;
+    }
+    assert_int_equal(x[i].alpha, 0);
+  }
+  assert_int_equal(joins, 2);
+  assert_int_equal(tree, 8);
+  for (int r = 0; r < 8; r++) {
+    assert_int_equal(up[r], S + S / 4);
+    assert_int_equal(down[r], S + S / 4);
+    assert_int_equal(net[r], S / 4);
+  }
+  ts_coll_plan_free(pl);
+  ts_coll_comm_free(c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(generations),
@@ -308,6 +405,8 @@ int main(void) {
       cmocka_unit_test(nvls_chunks),
       cmocka_unit_test(multi_host_ring_cost),
       cmocka_unit_test(p2p_channels),
+      cmocka_unit_test(nvls_tree_cost),
+      cmocka_unit_test(nvls_tree_lowering),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

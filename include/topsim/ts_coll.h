@@ -125,6 +125,7 @@ typedef struct ts_coll_params {
   double per_ch_bw[TS_COLL_PROTO_COUNT]; /* bytes/s busBw per ring channel */
   uint32_t nvls_channels; /* NVLS channels (NCCL_NVLS_NCHANNELS) */
   ts_time_ps nvls_chunk_cost; /* per NVLS chunk per channel (sync) */
+  ts_time_ps nvls_tree_latency; /* NVLS-tree: per tree level and direction */
   uint32_t p2p_channels;  /* NCCL p2p channels (per peer on NVLink); 0 off */
   double p2p_ch_bw;       /* bytes/s one p2p channel moves */
 } ts_coll_params;

@@ -92,6 +92,9 @@ void ts_coll_params_nccl(ts_coll_params *p, ts_coll_gpu_gen gen) {
   p->per_ch_bw[TS_COLL_SIMPLE] = 0;
   p->nvls_channels = g == TS_COLL_GEN_BLACKWELL ? 32 : 16;
   p->nvls_chunk_cost = (ts_time_ps)(0.65 * us);
+  /* NVLS-tree across hosts: hwLat[NET][NVLS_TREE][Simple] 20.9 us per
+   * tree level up and down (tuning.cc latency 2 log2(nNodes) interLat). */
+  p->nvls_tree_latency = (ts_time_ps)(20.9 * us + 0.5);
   /* p2p (paths.cc): a peer over NVLink gets 2 channels per NVLink, at most
    * p2pnChannels = the coll channels rounded up to a power of two, so
    * the power of two above max_channels (A100 2 x 12 -> 32, H100 32); a
