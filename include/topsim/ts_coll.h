@@ -59,7 +59,7 @@ typedef enum ts_coll_algo {
   TS_COLL_HD,     /* recursive halving-doubling (Rabenseifner) */
   TS_COLL_DIRECT, /* one-shot: every rank to every rank */
   TS_COLL_HIER,   /* intra-host RS, per-rail inter-host AR, intra-host AG */
-  TS_COLL_NVLS,   /* NVSwitch reduction/multicast (one host) */
+  TS_COLL_NVLS,   /* NVSwitch reduction/multicast (across hosts: NVLS-tree) */
   TS_COLL_ALGO_COUNT
 } ts_coll_algo;
 

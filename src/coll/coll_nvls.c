@@ -6,9 +6,10 @@
  * reduction of chunk j is a join transfer at the switch endpoint that waits
  * for chunk j from every GPU; the down transfers of chunk j wait for it.
  * GPUs do no local reduction (the switch does). Requires one host whose
- * NVSwitch endpoint was declared with ts_coll_comm_set_nvls (multi-host
- * NVLS-tree is left for later). Under uniform links, k = 1: 2 (alpha + S/B)
- * for all-reduce. Cost: (2p + 1) k transfers. */
+ * NVSwitch endpoint was declared with ts_coll_comm_set_nvls, or, for
+ * all-reduce under NCCL's structure, every host (NVLS-tree, nvls_tree).
+ * Under uniform links, k = 1: 2 (alpha + S/B) for all-reduce. Cost:
+ * (2p + 1) k transfers (NVLS-tree: 6p + H). */
 #include <stdlib.h>
 
 #include "coll/coll.h"
