@@ -10,7 +10,6 @@
  * (NCCL's hwLat), and efficiency is the protocol's, capped as NCCL's tuner
  * caps it (coll_eff). NVLS replaces the per-step latencies by one NVLS
  * latency and runs at nvls_efficiency of the NVLink bandwidth. */
-#include <math.h>
 #include <string.h>
 
 #include "coll/coll.h"
