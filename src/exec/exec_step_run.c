@@ -19,6 +19,11 @@
  * Pipeline sends are asynchronous (isend); the receiver blocks. A send of
  * one transfer is posted at once (exec_coll_send1) unless opts.exact.
  *
+ * Folding (exec_step_fold.c): when the members of every TP group provably
+ * see the same traffic on disjoint links, only member 0 of each runs (TP
+ * rendezvous of one, other groups' counts scaled by the TP size) and
+ * unfold() copies its results to the others at the end.
+ *
  * Accounting: a wait on a collective of dimension d adds to exposed[d]; a
  * wait on a pipeline receive is bubble until the sender sent, exposed PP
  * after. Deterministic: ranks start in rank order, group members resume in
