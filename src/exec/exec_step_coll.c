@@ -78,11 +78,14 @@ void exec_colls_free(exec_colls *k) {
   memset(k, 0, sizeof *k);
 }
 
+void exec_colls_apply_kind(exec_colls *k, ts_exec *x, uint32_t g) {
+  for (uint32_t i = 0; k->groups[g] && i < ts_mapping_group_count(k->m, (ts_group)g); i++)
+    for (const exec_plan_ent *e = k->groups[g][i].plans; e; e = e->next)
+      if (e->memo) exec_fast_apply(x, e->memo);
+}
+
 void exec_colls_apply_memos(exec_colls *k, ts_exec *x) {
-  for (int g = 0; g < TS_GROUP_COUNT; g++)
-    for (uint32_t i = 0; k->groups[g] && i < ts_mapping_group_count(k->m, (ts_group)g); i++)
-      for (const exec_plan_ent *e = k->groups[g][i].plans; e; e = e->next)
-        if (e->memo) exec_fast_apply(x, e->memo);
+  for (uint32_t g = 0; g < TS_GROUP_COUNT; g++) exec_colls_apply_kind(k, x, g);
 }
 
 /* Communicator of `n` ranks given by rank ids: host labels and NVLS
@@ -163,6 +166,10 @@ static int lower(exec_colls *k, exec_group *G, ts_group g, uint32_t id,
                          ts_group_name(g), p);
     prm.algo = algo;
     prm.proto = proto;
+    /* a DP ring over several nodes leaves each through all its NICs, as
+     * ts_coll_run's rings do; one channel would funnel a node's share of
+     * every gradient bucket through a single NIC */
+    if (prm.algo == TS_COLL_RING) exec_multi_host_rings(G->comm, &prm);
     if ((prm.algo == TS_COLL_RING || prm.algo == TS_COLL_HIER) &&
         p >= k->compact_min)
       flags = TS_COLL_COMPACT;

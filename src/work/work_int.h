@@ -39,7 +39,7 @@ typedef struct work_cfg {
   uint32_t first_stage_layers, last_stage_layers, recompute, zero_stage;
   uint32_t grad_dtype, dp_mode, shard_group;
   bool distributed_optimizer, sequence_parallel, dp_overlap, tp_comm_overlap;
-  bool flash_attention, dropout, ep_comm_overlap;
+  bool flash_attention, dropout, ep_comm_overlap, dp_param_overlap;
   uint64_t dp_bucket;
   /* parallelism */
   uint32_t tp, cp, pp, dp, ep, gpus;
@@ -107,6 +107,10 @@ uint32_t work_chunks(const work_cfg *c); /* virtual stages per rank (>= 1) */
 uint32_t work_gpu_sms(const ts_gpu_model *g);
 double work_gemm_shape_eff(const ts_gpu_model *g, double M, double N, double groups);
 double work_launch_gap_s(void);
+/* Bytes a GEMM's epilogues write after their K loops (BF16 outputs):
+ * forward M x N, backward M x K + K x N (data and weight gradients). */
+double work_epilogue_bytes(double M, double N, double K, double groups,
+                           int bwd);
 /* FP8 GEMM efficiency relative to BF16's, against the FP8 peak (0.875). */
 double work_fp8_gemm_rel(void);
 /* Pipeline positions a micro-batch passes: pp * v (interleaved), pp. */
