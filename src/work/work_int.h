@@ -38,8 +38,10 @@ typedef struct work_cfg {
   uint32_t global_batch, micro_batch, schedule, virtual_stages;
   uint32_t first_stage_layers, last_stage_layers, recompute, zero_stage;
   uint32_t grad_dtype, dp_mode, shard_group;
+  uint32_t moment_dtype; /* Adam m, v: WORK_GRAD_FP32 or WORK_GRAD_BF16 */
+  uint32_t act_cache;    /* dtype of cached MLP activations: WORK_BF16, WORK_FP8 */
   bool distributed_optimizer, sequence_parallel, dp_overlap, tp_comm_overlap;
-  bool flash_attention, dropout, ep_comm_overlap;
+  bool flash_attention, dropout, ep_comm_overlap, recompute_moe_act;
   uint64_t dp_bucket;
   /* parallelism */
   uint32_t tp, cp, pp, dp, ep, gpus;

@@ -17,7 +17,8 @@
  *                 recompute, zero_stage, distributed_optimizer,
  *                 sequence_parallel, grad_dtype, dp_bucket_size,
  *                 dp_overlap, tp_comm_overlap, flash_attention, dp_mode,
- *                 shard_group, dropout, ep_comm_overlap}
+ *                 shard_group, dropout, ep_comm_overlap, optimizer_moments,
+ *                 activation_cache, recompute_moe_act}
  *   parallelism: {tp, cp, pp, dp, ep, order, gpus, placement}
  *   efficiency:  {gemm, attention, memory}
  *
@@ -110,6 +111,9 @@ static const field fields[] = {
     B("training", "tp_comm_overlap", tp_comm_overlap),
     B("training", "ep_comm_overlap", ep_comm_overlap),
     B("training", "flash_attention", flash_attention),
+    E("training", "optimizer_moments", moment_dtype, gdtypes),
+    E("training", "activation_cache", act_cache, dtypes),
+    B("training", "recompute_moe_act", recompute_moe_act),
     U("parallelism", "tp", tp, 1, 1u << 20),
     U("parallelism", "cp", cp, 1, 1u << 20),
     U("parallelism", "pp", pp, 1, 1u << 20),
