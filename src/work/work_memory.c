@@ -9,7 +9,11 @@
  * 16-bit grads 4 + 16/d). ZeRO stage 1 (= distributed optimizer, fsdp,
  * hsdp) shards the optimizer bytes, stage 2 also the gradients, stage 3
  * also the weights, over work_state_shards: the gradient group (DP x CP
- * dense, (DP / EP) x CP expert) or the HSDP shard group.
+ * dense, (DP / EP) x CP expert) or the HSDP shard group. BF16 Adam moments
+ * (optimizer_moments) make the 12 bytes 8 (DeepSeek-V3 section 3.3.2).
+ * fsdp / hsdp keep the gradient shard plus each chunk's unsharded
+ * accumulator only between its first backward and its reduce-scatter
+ * (fsdp_peak).
  *
  * Activations (Korthikanti et al. 2022, "Reducing Activation Recomputation
  * in Large Transformer Models", section 4 and table 2): per layer per
@@ -21,7 +25,11 @@
  * of it. The a*s*s scores (5as/h) are kept only by the unfused kernel
  * without recompute; FlashAttention keeps 4 bytes of softmax statistics
  * per head and token (4a/h) instead. Full recompute keeps the layer input
- * only (2sbh, split by tp with sequence parallelism). Context parallelism
+ * only (2sbh, split by tp with sequence parallelism). MoE layers also keep
+ * the dispatched copies of the routed tokens; DeepSeek-V3's recipe
+ * (sections 3.2.3, 3.3.2) drops the RMSNorm outputs under MLA selective
+ * recompute, caches MLP activations in FP8 (activation_cache) and keeps
+ * only the SwiGLU inputs of the experts (recompute_moe_act). Context parallelism
  * shortens s to s/cp throughout. In flight on stage i: GPipe all m
  * micro-batches; 1F1B min(m, pp - i); interleaved the model chunks of the
  * first 2*(pp - i - 1) + (v - 1)*pp + 1 units (Megatron's warm-up + one),
