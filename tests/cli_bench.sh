@@ -5,13 +5,9 @@
 set -u
 bin=$1
 src=$2
-fail=0
-pass=0
-note() { echo "FAIL: $*"; fail=$((fail + 1)); }
-ok() { pass=$((pass + 1)); }
+. "$(dirname "$0")/lib.sh"
 topo=$src/topologies/superpod-a100-1su.yaml
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+lib_tmp
 
 # Files, not $(...): the table ends with nccl-tests' blank line.
 "$bin" bench "$topo" --pattern shift:8 -b 1K -e 16M -f 8 > "$tmp/g1.txt" || note "bench failed"
@@ -193,5 +189,4 @@ st=$?
 
 "$bin" bench --help | grep -q "usage: topsim bench" && ok || note "bench --help"
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+lib_summary

@@ -15,11 +15,9 @@
 set -u
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 src=$2
-fail=0
-note() { echo "FAIL: $*"; fail=$((fail + 1)); }
+. "$(dirname "$0")/lib.sh"
 has() { grep -qF -- "$2" <<<"$1" || note "$3: missing '$2' in: $1"; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+lib_tmp
 
 # 1. shipped baseline
 out=$("$bin" check "$src/topologies/check/baseline.yaml" 2>&1)

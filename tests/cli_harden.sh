@@ -4,7 +4,8 @@
 #  1. size arguments that are 0 or wrap 64 bits are refused (exit 64, one
 #     message) instead of overflowing a row array or sweeping forever;
 #  2. every report mode writing to /dev/full exits 74 with a message;
-#  3. outputs are opened before simulating; option pairs that make no sense
+#  3. outputs are opened before simulating (one that cannot be created
+#     exits 73 in every command); option pairs that make no sense
 #     (--trace-ranks without --trace, a port buffer below one chunk) and
 #     degenerate values (--chunk-size 0, --pipeline-chunk 1) say why;
 #  4. budgets (docs/cli.md "Budgets") refuse with their own message and can
@@ -13,12 +14,8 @@
 set -u
 bin=$1
 src=$2
-fail=0
-pass=0
-note() { echo "FAIL: $*"; fail=$((fail + 1)); }
-ok() { pass=$((pass + 1)); }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+lib_tmp
 topo=$src/topologies/dgx-a100.yaml
 # A hang guard, not a timing test: sanitizer builds on a busy 2-core
 # machine run these 5-20x slower than a plain build.
@@ -72,9 +69,15 @@ err=$("$bin" run "${llama[@]}" --trace /dev/full 2>&1 >/dev/null)
 
 # 3. outputs first, option sanity.
 start=$(date +%s%N)
-expect 74 "cannot write '$tmp/no/x.json'" run "${llama[@]}" --trace "$tmp/no/x.json"
+expect 73 "cannot write '$tmp/no/x.json'" run "${llama[@]}" --trace "$tmp/no/x.json"
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 [ $ms -lt 2000 ] && ok || note "--trace to a bad path took $ms ms: it should fail before simulating"
+# Every command gives an output file it cannot create the same status, 73
+# (EX_CANTCREAT), with the OS's reason; 74 stays for a failed write.
+expect 73 "No such file or directory" topo "$topo" -o "$tmp/no/t.txt"
+expect 73 "No such file or directory" plan --preset a100-superpod --nodes 20 --emit-yaml "$tmp/no/p.yaml"
+expect 73 "No such file or directory" bench "$topo" --src 0 --dst 1 -b 1M -e 1M -J "$tmp/no/b.json"
+expect 73 "No such file or directory" sweep "$src/tests/data/workloads/tiny-dense.yaml" --topology "$topo" --csv "$tmp/no/s.csv"
 expect 64 "--trace-ranks needs --trace FILE" run "${llama[@]}" --trace-ranks 0-7
 expect 64 "--chunk-size 0: expected 1 byte" bench "$topo" --op all_reduce --fidelity chunk --chunk-size 0
 expect 64 "--port-buffer 1 is smaller than one chunk" \
@@ -164,5 +167,4 @@ printf 'topsim: 1\nname: x\ntopology: %s\nmodel: {layers: 8, hidden: 64, heads: 
 expect 65 "dangling_link.yaml:10:22: error: link end 'spine9'" run "$tmp/w.yaml"
 expect 65 "(in the topology named at $tmp/w.yaml:3:11)" run "$tmp/w.yaml"
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+lib_summary

@@ -6,8 +6,7 @@
 # (and the CLI above it) reaches sim, net and route together.
 set -u
 src=$2
-fail=0
-note() { echo "FAIL: $*"; fail=$((fail + 1)); }
+. "$(dirname "$0")/lib.sh"
 
 # coll: its private header and its public headers (ts_coll*.h, errors, units,
 # budgets and checked arithmetic: the base headers every layer may use).

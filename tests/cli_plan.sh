@@ -8,12 +8,8 @@
 set -u
 bin=$1
 src=$2
-fail=0
-pass=0
-note() { echo "FAIL: $*"; fail=$((fail + 1)); }
-ok() { pass=$((pass + 1)); }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+lib_tmp
 
 for p in a100-superpod h100-superpod b200-superpod; do
   out=$("$bin" plan --preset "$p" --nodes 64 2>&1)
@@ -114,6 +110,22 @@ assert {"compute", "backend", "storage", "frontend"} <= planes, planes
 PY
 then ok; else note "--csv: $out"; fi
 
+# Power with the bundled catalog: the CSV rows (nodes + switches + optics)
+# sum to the JSON total, 1376784 W as derived by hand in test_plan.c
+# (test_bundled_catalog): 128 x 10200 + 48 x 747 + 35328 of modules.
+csv=$("$bin" plan --preset h100-superpod --nodes 128 --nodes-per-rack 4 --csv)
+json=$("$bin" plan --preset h100-superpod --nodes 128 --nodes-per-rack 4 --json)
+if python3 - "$csv" "$json" <<'PY'
+import csv, io, json, sys
+rows = list(csv.reader(io.StringIO(sys.argv[1])))[1:]
+total = sum(float(r[6]) for r in rows if r[6])
+sw = sum(float(r[6]) for r in rows if r[2] == "switch")
+layout = json.loads(sys.argv[2])["layout"]
+assert sw == 48 * 747, sw
+assert total == layout["power_total_w"] == 1376784, (total, layout)
+PY
+then ok; else note "power sum: $csv"; fi
+
 # Tier diagram at 131,072 GPUs: well-formed SVG, one box per tier group
 # (1 node box + 8 leaf rails + 8 spine rails + 16 core groups = 33).
 "$bin" plan --template hgx-b300 --radix 128 --nodes-per-su 64 --nodes 16384 \
@@ -155,5 +167,4 @@ printf 'topsim_catalog: 1\nswitches:\n  - {name: X, ports: 4, speed: 1Gb/s, watt
 out=$("$bin" plan --nodes 4 --catalog "$tmp/bad.yaml" 2>&1)
 [ $? -eq 65 ] && grep -q "bad.yaml:3:" <<<"$out" && ok || note "bad catalog: $out"
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+lib_summary

@@ -7,10 +7,8 @@
 set -u
 bin=$1
 src=$2
-fail=0
-pass=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+lib_tmp
 # A copy, not a link: README examples write files (check --update rewrites
 # its baseline, plan --emit-yaml) and must never touch the repository.
 cp -r "$src/topologies" "$tmp/topologies"
@@ -26,5 +24,4 @@ while IFS= read -r line; do
 done < <(awk '/^```sh/{f=1; next} /^```/{f=0} f && /^build\/topsim /' \
            "$src/README.md")
 [ $pass -gt 5 ] || { echo "FAIL: found only $pass README examples"; fail=$((fail + 1)); }
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+lib_summary

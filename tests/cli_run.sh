@@ -6,13 +6,9 @@
 set -u
 bin=$1
 src=$2
-fail=0
-pass=0
-note() { echo "FAIL: $*"; fail=$((fail + 1)); }
-ok() { pass=$((pass + 1)); }
+. "$(dirname "$0")/lib.sh"
 ex=$src/examples
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+lib_tmp
 
 # Llama 70B on 64 H100 (8 micro-batches instead of 256).
 llama=("$ex/llama-70b-64-h100.yaml" --global-batch 16)
@@ -126,5 +122,4 @@ assert len(d) == 160, len(d)
 assert (r["gpu"], r["host"], r["rail"], r["tp"]) == ("dgx1/gpu1", 1, 1, {"group": 1, "index": 1}), r
 ' && ok || note "--placement --json"
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+lib_summary

@@ -12,12 +12,8 @@
 set -u
 bin=$1
 src=$2
-fail=0
-pass=0
-note() { echo "FAIL: $*"; fail=$((fail + 1)); }
-ok() { pass=$((pass + 1)); }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+lib_tmp
 boxes() { grep -c 'class="group"' "$1"; }
 
 "$bin" topo "$src/topologies/superpod-a100-7su.yaml" --svg >"$tmp/a.svg" || note "topo --svg"
@@ -39,5 +35,4 @@ xmllint --noout "$tmp/p.svg" "$tmp/t.svg" && ok || note "pod svgs not XML"
 "$bin" topo "$src/topologies/dgx-a100.yaml" --svg --json >/dev/null 2>&1
 [ $? -eq 64 ] && ok || note "--svg with --json should exit 64"
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+lib_summary

@@ -11,10 +11,7 @@ set -u
 bin=$1
 src=$2
 sanitized=${3:-OFF}
-fail=0
-pass=0
-note() { echo "FAIL: $*"; fail=$((fail + 1)); }
-ok() { pass=$((pass + 1)); }
+. "$(dirname "$0")/lib.sh"
 
 for f in "$src"/topologies/*.yaml; do
   out=$("$bin" topo "$f" 2>&1)
@@ -84,5 +81,4 @@ if [ "$sanitized" != "ON" ] && command -v valgrind >/dev/null; then
   done
 fi
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+lib_summary

@@ -18,10 +18,8 @@ fi
 if ! command -v valgrind >/dev/null; then
   echo "SKIP: valgrind not installed (scripts/test.sh installs it)"; exit 0
 fi
-fail=0
-pass=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+lib_tmp
 vg=(valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect
     --error-exitcode=99 --log-file="$tmp/vg.log")
 t=$src/topologies
@@ -78,5 +76,4 @@ vgrun 0 sweep "$d/workloads/tiny-dense.yaml" --topology "$t/superpod-a100-1su.ya
 # check: the baseline above, its bench prediction fails (exit 1), JUnit.
 vgrun 1 check "$tmp/baseline.yaml" --junit "$tmp/junit.xml"
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+lib_summary

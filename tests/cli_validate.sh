@@ -5,8 +5,7 @@
 set -u
 bin=$1
 src=$2
-fail=0
-note() { echo "FAIL: $*"; fail=$((fail + 1)); }
+. "$(dirname "$0")/lib.sh"
 w=$src/tests/data/warn
 bad=$src/tests/data/bad/disconnected_plane.yaml
 ok=$src/topologies/dgx-a100.yaml

@@ -7,13 +7,9 @@
 set -u
 bin=$1
 src=$2
-fail=0
-pass=0
-note() { echo "FAIL: $*"; fail=$((fail + 1)); }
-ok() { pass=$((pass + 1)); }
+. "$(dirname "$0")/lib.sh"
 d=$src/tests/data/nccl-topo
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+lib_tmp
 
 for f in "$d"/*-topo.xml; do
   "$bin" topo --validate "$f" >/dev/null 2>&1 && ok || note "$f does not validate"
@@ -92,5 +88,4 @@ err=$("$bin" run "$d/aws-p4d-24xl-topo.xml" 2>&1 >/dev/null)
 [ $? -eq 65 ] && grep -q "aws-p4d-24xl-topo.xml:1:1: error: this is XML" <<<"$err" && ok \
   || note "run given XML: $err"
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+lib_summary

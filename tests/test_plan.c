@@ -537,17 +537,62 @@ static void test_power(void **state) {
   remove(path);
 }
 
-/* The bundled catalog parses and carries no prices. */
+/* The bundled catalog parses, carries no prices, and its power totals are
+ * the sum of its entries (nodes + switches + optics). H100 SuperPOD, 128
+ * DGX H100 (10.2 kW) in 4 SUs, 4 per rack: 32 leaves + 16 spines of QM9700
+ * (747 W typical with passive cables). Lengths (9 racks per SU row, 5
+ * rows): node-leaf 8 x 0.6 + 3 = 7.8 m, leaf-spine ceil(5 / 2) x 2.4 + 9 x
+ * 0.6 + 3 = 13.2 m: both past the 3 m DAC, within the 50 m multimode
+ * modules: twin MMA4Z00-NS (17 W) at each switch end (links / 2), single
+ * MMA4Z00-NS400 (9 W) at each NIC.
+ *   nodes    128 x 10200                         = 1305600
+ *   switches 48 x 747                            =   35856
+ *   node-leaf 1024 links: 512 x 17 + 1024 x 9    =   17920
+ *   leaf-spine 1024 links: 512 x 17 + 512 x 17   =   17408
+ *   total                                        = 1376784 W
+ * Leaf rack: the SU's 8 leaves, each 747 W + its share of the switch-end
+ * modules (512 + 512) x 17 / 32 = 544 W: 8 x 1291 = 10328 W; SU row 32 x
+ * 10200 + 10328 = 336728 W. QM8700 (A100 preset) states no power: the
+ * totals leave switches out and say so. */
 static void test_bundled_catalog(void **state) {
   (void)state;
   ts_plan_request q = preset("h100-superpod");
-  q.nodes = 256;
+  q.nodes = 128;
+  q.nodes_per_rack = 4;
   ts_plan_result r;
   compute_ok(&q, &r);
-  assert_string_equal(r.layout.switch_model, "QM9700");
-  assert_false(r.layout.priced);
+  const ts_plan_layout *L = &r.layout;
+  assert_string_equal(L->switch_model, "QM9700");
+  assert_false(L->priced);
+  assert_true(L->switch_power_known);
+  assert_true(fabs(L->switch_power_w - 747) < 1e-9);
+  assert_int_equal(r.tier[0].switches + r.tier[1].switches, 48);
+  assert_string_equal(r.media[0].optic_a, "MMA4Z00-NS");
+  assert_string_equal(r.media[0].optic_b, "MMA4Z00-NS400");
+  assert_int_equal(r.media[0].modules_a, 512);
+  assert_int_equal(r.media[0].modules_b, 1024);
+  assert_int_equal(r.media[1].modules_a, 512);
+  assert_int_equal(r.media[1].modules_b, 512);
+  assert_true(fabs(L->power_nodes_w - 1305600) < 1e-6);
+  assert_true(fabs(L->power_switches_w - 35856) < 1e-6);
+  assert_true(fabs(L->power_optics_w - (17920 + 17408)) < 1e-6);
+  assert_true(fabs(L->power_total_w - 1376784) < 1e-6);
+  assert_true(fabs(L->network_rack_power_w - 10328) < 1e-6);
+  assert_true(fabs(L->row_power_w - 336728) < 1e-6);
+  ts_plan_free(&r);
+  q = preset("a100-superpod");
+  q.nodes = 40;
+  compute_ok(&q, &r);
+  assert_string_equal(r.layout.switch_model, "QM8700");
   assert_false(r.layout.switch_power_known);
-  assert_true(fabs(r.layout.power_nodes_w - 256 * 10200.0) < 1e-6);
+  assert_true(fabs(r.layout.power_switches_w) < 1e-9);
+  assert_true(fabs(r.layout.power_total_w - r.layout.power_nodes_w -
+                   r.layout.power_optics_w) < 1e-6);
+  int noted = 0;
+  for (uint32_t i = 0; i < r.note_count; i++)
+    noted |= strstr(r.notes[i], "switch power unknown") != NULL &&
+             strstr(r.notes[i], "QM8700") != NULL;
+  assert_true(noted);
   ts_plan_free(&r);
 }
 

@@ -111,7 +111,8 @@ static void bench_help(void) {
       "  --stats              engine and network counters of the largest size\n"
       "  -h, --help           show this help\n\n"
       "Stragglers slow compute only: a bench of communication is unchanged.\n\n"
-      "exit status: 0 ok, 64 usage, 65 bad topology or no route, 66 no file\n");
+      "exit status: 0 ok, 64 usage, 65 bad topology or no route, 66 no file,\n"
+      "73 -J file cannot be created, 74 write failed\n");
 }
 
 static int parse_model_opt(int c, const char *arg, bench_opts *o) {

@@ -108,7 +108,7 @@ static void plan_help(void) {
       "                          for --workload steps (see topsim run --help)\n"
       "  -h, --help              show this help\n\n"
       "exit status: 0 ok, 64 bad option or unbuildable request, 66 missing "
-      "file\n",
+      "file,\n73 --emit-yaml file cannot be created, 74 write failed\n",
       ts_plan_preset_names(), ts_plan_template_names());
 }
 

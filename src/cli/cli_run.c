@@ -68,7 +68,8 @@ static void run_help(void) {
       "  --quiet              no progress line\n"
       "  -h, --help           show this help\n\n"
       "exit status: 0 ok, 64 usage, 65 bad workload or layout (mapping\n"
-      "refused, out of memory on a GPU), 66 no file, 74 trace not written\n");
+      "refused, out of memory on a GPU), 66 no file, 73 trace file cannot be\n"
+      "created, 74 trace not written\n");
 }
 
 static int add_set(run_opts *o, const char *key, const char *val) {
@@ -314,7 +315,7 @@ static void print_stats(const ts_step_result *r, FILE *o) {
  * fails at once instead of after the whole run; written and closed here. */
 static FILE *open_trace(const run_opts *o) {
   FILE *f = fopen(o->trace, "w");
-  if (!f) fprintf(stderr, "topsim run: error: cannot write '%s': %s\n", o->trace,
+  if (!f) fprintf(stderr, "topsim run: cannot write '%s': %s\n", o->trace,
                   strerror(errno));
   return f;
 }
@@ -347,7 +348,7 @@ static int simulate(run_opts *o, const ts_workload *w, const ts_mapping *m,
   FILE *tf = o->trace ? open_trace(o) : NULL;
   if (o->trace && !tf) {
     free(ranks);
-    return EX_IOERR;
+    return EX_CANTCREAT; /* as every command's unopenable output file */
   }
   ts_step_result r;
   ts_diag d;

@@ -90,7 +90,8 @@ static void sweep_help(void) {
       "                       (several topologies: FILE-1.svg, FILE-2.svg...)\n"
       "  -h, --help           show this help\n\n"
       "exit status: 0 ok, 64 usage, 65 no valid mapping or bad workload,\n"
-      "66 no file, 71 out of memory or no worker processes, 74 write failed\n");
+      "66 no file, 71 out of memory or no worker processes, 73 --csv or --svg\n"
+      "file cannot be created, 74 write failed\n");
 }
 
 static const struct option longopts[] = {
@@ -404,6 +405,42 @@ static void print_text(const sweep_state *s) {
   }
 }
 
+/* The SVG of topology i: FILE itself for one topology, else FILE-1.svg,
+ * FILE-2.svg... (the suffix before the extension). */
+static void svg_path(const sweep_opts *o, uint32_t i, char *path, size_t n) {
+  const char *dot = strrchr(o->svg, '.');
+  if (o->ntopo == 1) snprintf(path, n, "%s", o->svg);
+  else if (dot && !strchr(dot, '/'))
+    snprintf(path, n, "%.*s-%u%s", (int)(dot - o->svg), o->svg, i + 1, dot);
+  else snprintf(path, n, "%s-%u", o->svg, i + 1);
+}
+
+/* 0 when path can be created, else EX_CANTCREAT with the OS's reason. A
+ * file the probe itself created is removed again: the report writes it
+ * only after the sweep, which can still fail. */
+static int probe_output(const char *path) {
+  int existed = access(path, F_OK) == 0;
+  FILE *f = fopen(path, "a");
+  if (!f)
+    return fprintf(stderr, "topsim sweep: cannot write '%s': %s\n", path,
+                   strerror(errno)), EX_CANTCREAT;
+  fclose(f);
+  if (!existed) unlink(path);
+  return 0;
+}
+
+/* Output files are checked before sweeping (which can take minutes), as
+ * every command opens its outputs before any work that takes time. */
+static int probe_outputs(const sweep_opts *o) {
+  int rc = o->csv ? probe_output(o->csv) : 0;
+  for (uint32_t i = 0; !rc && o->svg && i < o->ntopo; i++) {
+    char path[4096];
+    svg_path(o, i, path, sizeof path);
+    rc = probe_output(path);
+  }
+  return rc;
+}
+
 static int write_files(const sweep_state *s) {
   const sweep_opts *o = s->o;
   if (o->csv) {
@@ -416,11 +453,7 @@ static int write_files(const sweep_state *s) {
   }
   for (uint32_t i = 0; o->svg && i < o->ntopo; i++) {
     char path[4096], title[512];
-    const char *dot = strrchr(o->svg, '.');
-    if (o->ntopo == 1) snprintf(path, sizeof path, "%s", o->svg);
-    else if (dot && !strchr(dot, '/'))
-      snprintf(path, sizeof path, "%.*s-%u%s", (int)(dot - o->svg), o->svg, i + 1, dot);
-    else snprintf(path, sizeof path, "%s-%u", o->svg, i + 1);
+    svg_path(o, i, path, sizeof path);
     snprintf(title, sizeof title, "%s on %s (%u GPUs): tokens/s against memory per GPU",
              ts_workload_name(s->w[i]), s->names[i], s->set[i].gpus);
     uint32_t lo, hi;
@@ -475,6 +508,9 @@ int cli_sweep(int argc, char **argv) {
   int rc = parse_opts(argc, argv, &o);
   if (!rc && cli_jobs_init(&argc, &argv)) rc = EX_OSERR;
   if (!rc) rc = load_all(&s);
+  /* not under MPI: a root that stopped here alone would strand the ranks
+   * waiting for work; there the files are still checked when written */
+  if (!rc && cli_jobs_world() == 1) rc = probe_outputs(&o);
   if (!rc) rc = enumerate(&s);
   int role = CLI_JOBS_ROOT;
   if (!rc && !o.dry_run) {

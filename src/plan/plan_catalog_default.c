@@ -1,12 +1,15 @@
 /* plan_catalog_default.c - the bundled parts catalog (`topsim plan
  * --print-catalog` writes it; docs/planning.md explains the format).
  *
- * Only figures found in public NVIDIA documents are given, each entry with
- * its source. A figure the sources did not state is left out (the plan then
- * reports that power as unknown rather than guessing): the switch chassis
- * power of QM8700, QM9700, SN5600 and Q3400 is such a figure, so plans with
- * the bundled catalog count switch power only when --catalog supplies it;
- * so are 800G (XDR) modules. Twin-port module power is the switch cage's
+ * Figures from public NVIDIA documents, each entry with its source. A
+ * figure no source stated is left out (the plan then reports that power as
+ * unknown, per model, rather than guessing): the chassis power of QM8700
+ * and Q3400, and 800G (XDR) modules. Switch chassis power is the
+ * "typical with passive cables" figure: the plan adds every module and
+ * active cable end on top, so a with-optics maximum would count them twice.
+ * The QM9700 and SN5600 figures were read in public secondary quotes of
+ * NVIDIA's specifications, not on NVIDIA's own pages (not reachable from
+ * here); their sources say so. Twin-port module power is the switch cage's
  * power class (an upper bound), not a measured figure.
  * No prices: a user catalog adds `price:` to any entry. */
 #include "plan/plan_catalog.h"
@@ -23,7 +26,9 @@ const char plan_catalog_default[] =
     "    speed: 200Gb/s\n"
     "    units: 1\n"
     "    source: \"NVIDIA QM87xx 1U HDR 200Gb/s InfiniBand Switch Systems "
-    "User Manual (40 QSFP56 ports, 1U)\"\n"
+    "User Manual (40 QSFP56 ports, 1U; "
+    "https://docs.nvidia.com/networking/display/QM87XX). Power not stated "
+    "in the documents read here: unknown\"\n"
     "  - name: QM9700\n"
     "    ports: 64\n"
     "    speed: 400Gb/s\n"
@@ -32,20 +37,36 @@ const char plan_catalog_default[] =
     "    source: \"NVIDIA QM97XX 1U NDR 400Gbps InfiniBand Switch Systems "
     "User Manual, Interfaces: each OSFP port consists of 2 logical "
     "InfiniBand ports (32 cages, 64 x 400Gb/s), 1U; Class 8 (17W) OSFP112 "
-    "transceivers\"\n"
+    "transceivers (https://docs.nvidia.com/networking/display/QM97X0PUB/"
+    "Interfaces). Power 747 W: typical with passive cables (no modules), "
+    "the Quantum-2 QM9700 figure as quoted in public secondary sources "
+    "(NVIDIA Specifications page "
+    "https://docs.nvidia.com/networking/display/QM97X0PUB/Specifications "
+    "not read here: verify); the quoted maximum with active cables, "
+    "1720 W, includes the modules topsim counts separately\"\n"
+    "    power: 747W\n"
     "  - name: SN5600\n"
     "    ports: 64\n"
     "    speed: 800Gb/s\n"
     "    ports_per_cage: 2\n"
     "    source: \"NVIDIA SN5000 Series User Manual, Data Interfaces: SN5600 "
-    "64 ports 800GbE or 128 x 400GbE; ports 1-64 support 18W modules\"\n"
+    "64 ports 800GbE or 128 x 400GbE; ports 1-64 support 18W modules "
+    "(https://docs.nvidia.com/networking/display/sn5000); 2U: the NVIDIA "
+    "Spectrum-4 SN5000 2U Switch Systems Hardware User Manual. Power 940 W: "
+    "'Typical power with passive cables (ATIS)' as quoted in public "
+    "secondary sources (NVIDIA Specifications page "
+    "https://docs.nvidia.com/networking/display/sn5000/Specifications not "
+    "read here: verify)\"\n"
+    "    units: 2\n"
+    "    power: 940W\n"
     "  - name: Q3400\n"
     "    ports: 144\n"
     "    speed: 800Gb/s\n"
     "    source: \"NVIDIA DGX SuperPOD with DGX B300, Quantum-X800 XDR "
     "reference architecture (RA-11339), Table 3: 72-node SU on 8 leaves and "
     "4 spines, 576 node-leaf and 576 leaf-spine cables (72 + 72 = 144 "
-    "ports per switch)\"\n"
+    "ports per switch). Power not stated in the documents read here: "
+    "unknown\"\n"
     "optics:\n"
     "  - name: MMS4X00-NS\n"
     "    ports: 2\n"
