@@ -55,6 +55,7 @@ typedef struct work_pos {
   uint32_t line, col;
 } work_pos;
 
+#define WORK_MAX_CHUNKS 1024 /* virtual_stages limit (work_load.c) */
 #define WORK_MAX_KEYS 64   /* >= the workload keys (work_load.c checks) */
 #define WORK_POS_SECTIONS 4 /* model, training, parallelism, efficiency */
 

@@ -94,7 +94,7 @@ static const field fields[] = {
     U("training", "global_batch", global_batch, 1, BIG),
     U("training", "micro_batch", micro_batch, 1, BIG),
     E("training", "schedule", schedule, scheds),
-    U("training", "virtual_stages", virtual_stages, 1, 1024),
+    U("training", "virtual_stages", virtual_stages, 1, WORK_MAX_CHUNKS),
     U("training", "first_stage_layers", first_stage_layers, 1, 100000),
     U("training", "last_stage_layers", last_stage_layers, 1, 100000),
     E("training", "recompute", recompute, recomps),

@@ -41,7 +41,6 @@
  * fragmentation. */
 #include <math.h>
 #include <stdbool.h>
-#include <stdlib.h>
 
 #include "topsim/ts_checked.h"
 #include "work/work_int.h"
@@ -196,7 +195,7 @@ typedef struct walk {
   uint32_t stage, m;
   double hot, gb, act, grad; /* alive now */
   double peak, peak_act, peak_grad;
-  uint32_t *done; /* backward units finished per chunk */
+  uint32_t done[WORK_MAX_CHUNKS]; /* backward units finished per chunk */
 } walk;
 
 static double chunk_grad_bytes(const walk *W, uint32_t ch) {
@@ -248,8 +247,8 @@ static int fsdp_peak(const work_cfg *c, uint32_t stage, double hot,
     *grad = gb * (d + e);
     return 0;
   }
-  walk W = {c, stage, m, hot, gb, 0, 0, 0, 0, 0, calloc(v, sizeof(uint32_t))};
-  if (!W.done) return TS_ENOMEM;
+  if (v > WORK_MAX_CHUNKS) return TS_EINVALID; /* the loader's limit */
+  walk W = {c, stage, m, hot, gb, 0, 0, 0, 0, 0, {0}};
   uint64_t total = (uint64_t)m * v;
   uint64_t warm = (uint64_t)(c->pp - stage - 1) * 2 + (uint64_t)(v - 1) * c->pp;
   if (warm > total) warm = total;
@@ -261,7 +260,6 @@ static int fsdp_peak(const work_cfg *c, uint32_t stage, double hot,
   }
   if (steady <= cap)
     for (uint64_t k = steady; k < total; k++) walk_unit(&W, k, true);
-  free(W.done);
   *act = W.peak_act;
   *grad = W.peak_grad;
   return 0;
