@@ -832,17 +832,19 @@ static void test_attention_mask(void **st) {
  * tiles on 108 SMs, work_eff.c): qkv M = T, N = 3h/t = 3072: 16 x 24 = 384
  * tiles in 4 waves of 108, 384/432 = 0.8889; attn_out and mlp_down N = h:
  * 1024 tiles in 10 waves, 0.9481; mlp_up N = f/t = 4096: 512 tiles in 5
- * waves, 0.9481. Every kernel adds a 1 us launch gap.
+ * waves, 0.9481. Every kernel adds a 1 us launch gap; a GEMM's epilogue
+ * writes its M x N BF16 output after the FLOPs (2 M N / (2039e9 * 0.8)).
  *   layernorm    10Th          8Th                      memory-bound 165.56 us
- *   qkv          2Th(3h)/t     3h^2/t*2 + 2Th + 2T3h/t  1062.94 us
+ *   qkv          2Th(3h)/t     3h^2/t*2 + 2Th + 2T3h/t  1062.94 + 15.43 us
  *   attn_score   2TTh/t        2(Th/t + Th/t)           221.25 us
  *   attn_value   2TTh/t        same                     221.25 us
- *   attn_out     2Thh/t        h^2/t*2 + 2Th/t + 2Th    332.86 us
+ *   attn_out     2Thh/t        h^2/t*2 + 2Th/t + 2Th    332.86 + 41.14 us
  *   elementwise  2Th           12Th                     247.84 us
- *   mlp_up       2Thf/t        hf/t*2 + 2Th + 2Tf/t     1328.43 us
+ *   mlp_up       2Thf/t        hf/t*2 + 2Th + 2Tf/t     1328.43 + 20.57 us
  *   mlp_act      8Tf/t         2*2Tf/t                  42.14 us
- *   mlp_down     2Tfh/t        hf/t*2 + 2Tf/t + 2Th     1328.43 us
- * time per op = max(FLOPs/(312e12*eff*shape), bytes/(2039e9*0.8)) + 1 us. */
+ *   mlp_down     2Tfh/t        hf/t*2 + 2Tf/t + 2Th     1328.43 + 41.14 us
+ * time per op = max(FLOPs/(312e12*eff*shape) + epilogue, bytes/(2039e9*0.8))
+ * + 1 us. */
 static void test_roofline_layer(void **st) {
   (void)st;
   ts_workload *w = load_text(seed_yaml);
@@ -853,21 +855,29 @@ static void test_roofline_layer(void **st) {
   assert_int_equal(ts_work_ops(w, &a100, 0, 0, &ops, &n), 0);
   double T = 4096, h = 8192, t = 8, f = 4 * h;
   const double w4 = 384.0 / 432, w10 = 1024.0 / 1080; /* wave quantization */
-  struct { ts_op_kind k; double fl, by, eff; } want[] = {
-      {TS_OP_LAYERNORM, 10 * T * h, 8 * T * h, 0.7},
+  /* out: GEMM M x N outputs; in: the backward's extra output bytes over
+   * twice the forward's, (M + N) K - 2 M N (data + weight gradients) */
+  struct { ts_op_kind k; double fl, by, eff, out, in; } want[] = {
+      {TS_OP_LAYERNORM, 10 * T * h, 8 * T * h, 0.7, 0, 0},
       {TS_OP_QKV, 2 * T * h * 3 * h / t,
-       3 * h * h / t * 2 + 2 * T * h + 2 * T * 3 * h / t, 0.7 * w4},
-      {TS_OP_ATTN_SCORE, 2 * T * T * h / t, 2 * (T * h / t + T * h / t), 0.5},
-      {TS_OP_ATTN_VALUE, 2 * T * T * h / t, 2 * (T * h / t + T * h / t), 0.5},
+       3 * h * h / t * 2 + 2 * T * h + 2 * T * 3 * h / t, 0.7 * w4,
+       T * 3 * h / t, (T + 3 * h / t) * h - 2 * T * 3 * h / t},
+      {TS_OP_ATTN_SCORE, 2 * T * T * h / t, 2 * (T * h / t + T * h / t), 0.5,
+       0, 0},
+      {TS_OP_ATTN_VALUE, 2 * T * T * h / t, 2 * (T * h / t + T * h / t), 0.5,
+       0, 0},
       {TS_OP_ATTN_OUT, 2 * T * h * h / t, h * h / t * 2 + 2 * T * h / t + 2 * T * h,
-       0.7 * w10},
-      {TS_OP_ELEMENTWISE, 2 * T * h, 12 * T * h, 0.7},
+       0.7 * w10, T * h, (T + h) * h / t - 2 * T * h},
+      {TS_OP_ELEMENTWISE, 2 * T * h, 12 * T * h, 0.7, 0, 0},
       {TS_OP_MLP_UP, 2 * T * h * f / t, h * f / t * 2 + 2 * T * h + 2 * T * f / t,
-       0.7 * w10},
-      {TS_OP_MLP_ACT, 8 * T * f / t, 2 * T * f * 2 / t, 0.7},
+       0.7 * w10, T * f / t, (T + f / t) * h - 2 * T * f / t},
+      {TS_OP_MLP_ACT, 8 * T * f / t, 2 * T * f * 2 / t, 0.7, 0, 0},
       {TS_OP_MLP_DOWN, 2 * T * f * h / t,
-       h * f / t * 2 + 2 * T * f / t + 2 * T * h, 0.7 * w10},
+       h * f / t * 2 + 2 * T * f / t + 2 * T * h, 0.7 * w10, T * h,
+       (T + h) * f / t - 2 * T * h},
   };
+  const double bw = 2039e9 * 0.8;
+  double extra = 0; /* backward epilogue bytes beyond 2 x forward's */
   size_t i = 0, k = 0;
   while (i < n && !(ops[i].layer == 0 && ops[i].phase == TS_PHASE_FWD)) i++;
   double sum = 0, want_sum = 0;
@@ -875,21 +885,23 @@ static void test_roofline_layer(void **st) {
     assert_int_equal(ops[i].kind, want[k].k);
     assert_true(fabs(ops[i].flops - want[k].fl) < 1);
     assert_true(fabs(ops[i].bytes - want[k].by) < 1);
-    double tc = want[k].fl / (312e12 * want[k].eff);
-    double tm = want[k].by / (2039e9 * 0.8);
+    double tc = want[k].fl / (312e12 * want[k].eff) + 2 * want[k].out / bw;
+    double tm = want[k].by / bw;
+    extra += 2 * want[k].in;
     double ps = (tc > tm ? tc : tm) * 1e12 + 1e6; /* + 1 us launch gap */
     assert_true(fabs((double)ops[i].time - ps) <= 1);
     sum += (double)ops[i].time;
     want_sum += ps;
   }
-  /* 4.951 ms for the forward of one layer */
+  /* 5.069 ms for the forward of one layer */
   assert_true(fabs(sum - want_sum) < 10);
-  assert_true(fabs(sum / 1e9 - 4.951) < 0.001);
-  /* backward doubles every op (two kernels: two launch gaps) */
+  assert_true(fabs(sum / 1e9 - 5.069) < 0.001);
+  /* backward doubles every op (two kernels: two launch gaps) except the
+   * epilogues, which write the data and weight gradients instead */
   double bwd = 0;
   for (size_t j = 0; j < n; j++)
     if (ops[j].layer == 0 && ops[j].phase == TS_PHASE_BWD) bwd += ops[j].time;
-  assert_true(fabs(bwd - 2 * sum) < 20);
+  assert_true(fabs(bwd - 2 * sum - extra / bw * 1e12) < 20);
   assert_int_equal(ops[n - 1].kind, TS_OP_OPTIMIZER);
   assert_int_equal(ops[n - 1].phase, TS_PHASE_STEP);
   free(ops);

@@ -90,6 +90,11 @@ int exec_coll_send1(ts_exec *x, const ts_coll_plan *plan, ts_net_done_fn fn,
 void exec_coll_params(const ts_topo *t, const ts_net *net, uint32_t gpu,
                       ts_coll_params *p);
 
+/* Rings across hosts as NCCL runs them: one channel per GPU of a host,
+ * rotated so each leaves the host through a different NIC, unless p
+ * already asks for channels or an order (exec_coll_run.c). */
+void exec_multi_host_rings(const ts_coll_comm *comm, ts_coll_params *p);
+
 /* ---- step: collectives (exec_step_coll.c) ---- */
 
 /* Result of one isolated run of a plan (exec_step_fast.c). */

@@ -158,7 +158,7 @@ static ts_coll_params net_params(const ts_exec *x, uint32_t gpu,
 /* Across hosts NCCL runs as many rings as a node has NICs, each leaving the
  * node through a different one: one channel per GPU of a host, rotated
  * (TS_COLL_RING_ROTATE), unless the caller chose channels or an order. */
-static void multi_host_rings(const ts_coll_comm *comm, ts_coll_params *p) {
+void exec_multi_host_rings(const ts_coll_comm *comm, ts_coll_params *p) {
   if (ts_coll_comm_nhosts(comm) < 2 || p->channels != 1 ||
       p->ring_order != TS_COLL_RING_SAME)
     return;
@@ -196,7 +196,7 @@ static int lower_and_run(ts_exec *x, const uint32_t *gpus, uint32_t n,
   ts_coll_params p = net_params(x, gpus[0], &o->params);
   int rc = ts_coll_comm_from_topo(x->t, gpus, n, &comm);
   if (rc) return ts_diag_set(d, rc, NULL, 0, 0, "cannot build the communicator");
-  multi_host_rings(comm, &p);
+  exec_multi_host_rings(comm, &p);
   rc = ts_coll_lower(comm, op, bytes, &p, o->compact ? TS_COLL_COMPACT : 0, &plan, d);
   if (!rc) {
     out->algo = ts_coll_plan_algo(plan);

@@ -163,6 +163,10 @@ static int lower(exec_colls *k, exec_group *G, ts_group g, uint32_t id,
                          ts_group_name(g), p);
     prm.algo = algo;
     prm.proto = proto;
+    /* a DP ring over several nodes leaves each through all its NICs, as
+     * ts_coll_run's rings do; one channel would funnel a node's share of
+     * every gradient bucket through a single NIC */
+    if (prm.algo == TS_COLL_RING) exec_multi_host_rings(G->comm, &prm);
     if ((prm.algo == TS_COLL_RING || prm.algo == TS_COLL_HIER) &&
         p >= k->compact_min)
       flags = TS_COLL_COMPACT;

@@ -26,7 +26,10 @@
  *   DP   once per step, in buckets of dp_bucket_size bytes: dense gradients
  *        over DP x CP, expert gradients over (DP/EP) x CP. ZeRO 0:
  *        all-reduce; ZeRO 1 / distributed optimizer: reduce-scatter of
- *        gradients + all-gather of bf16 weights; ZeRO 2: the reduce-scatter
+ *        gradients + all-gather of bf16 weights (after the optimizer, or
+ *        with dp_param_overlap ahead of the next step's forward, layer by
+ *        layer: Megatron's --overlap-param-gather, NeMo's
+ *        overlap_param_sync); ZeRO 2: the reduce-scatter
  *        per micro-batch; ZeRO 3: also all-gathers weights forward and
  *        backward per micro-batch. fsdp / hsdp: reduce once per step
  *        (fsdp_comm below).
@@ -360,6 +363,10 @@ static void dp_comm(comm_list *L) {
     if (c->zero_stage >= 3) {
       buckets(L, TS_COLL_ALL_GATHER, g, TS_PHASE_FWD, params[i] * 2, true);
       buckets(L, TS_COLL_ALL_GATHER, g, TS_PHASE_BWD, params[i] * 2, true);
+    } else if (c->dp_param_overlap) {
+      /* overlapped with the next step's forward: phase fwd, once per step
+       * (the step program prefetches them as it does FSDP's) */
+      buckets(L, TS_COLL_ALL_GATHER, g, TS_PHASE_FWD, params[i] * 2, false);
     } else {
       buckets(L, TS_COLL_ALL_GATHER, g, TS_PHASE_STEP, params[i] * 2, false);
     }

@@ -70,9 +70,14 @@ static ts_time_ps roofline(const op_list *L, double flops, double bytes,
   if (fp8) eff *= work_fp8_gemm_rel();
   double tc = peak > 0 ? flops / (peak * eff) : 0;
   double bw = L->gpu->hbm_bandwidth * c->eff_mem;
+  /* each output tile is written after its K loop (the epilogue): at the
+   * SM's share of HBM bandwidth that is the whole output over bw, serial
+   * with the FLOPs, and not sped up by FP8 (work_eff.c) */
+  int bwd = ph == TS_PHASE_BWD;
+  if (L->gm > 0 && bw > 0 && tc > 0)
+    tc += work_epilogue_bytes(L->gm, L->gn, L->gk, L->gg, bwd) / bw;
   double tm = bw > 0 ? bytes / bw : 0;
   double t = tc > tm ? tc : tm;
-  int bwd = ph == TS_PHASE_BWD;
   if (fp8 && L->gm > 0 && bw > 0)
     t += 3 * L->gm * (bwd ? L->gn : L->gk) * L->gg / bw + work_launch_gap_s();
   t += (bwd ? 2 : 1) * work_launch_gap_s();

@@ -41,7 +41,8 @@ typedef struct work_cfg {
   uint32_t moment_dtype; /* Adam m, v: WORK_GRAD_FP32 or WORK_GRAD_BF16 */
   uint32_t act_cache;    /* dtype of cached MLP activations: WORK_BF16, WORK_FP8 */
   bool distributed_optimizer, sequence_parallel, dp_overlap, tp_comm_overlap;
-  bool flash_attention, dropout, ep_comm_overlap, recompute_moe_act;
+  bool flash_attention, dropout, ep_comm_overlap, dp_param_overlap;
+  bool recompute_moe_act;
   uint64_t dp_bucket;
   /* parallelism */
   uint32_t tp, cp, pp, dp, ep, gpus;
@@ -110,6 +111,10 @@ uint32_t work_chunks(const work_cfg *c); /* virtual stages per rank (>= 1) */
 uint32_t work_gpu_sms(const ts_gpu_model *g);
 double work_gemm_shape_eff(const ts_gpu_model *g, double M, double N, double groups);
 double work_launch_gap_s(void);
+/* Bytes a GEMM's epilogues write after their K loops (BF16 outputs):
+ * forward M x N, backward M x K + K x N (data and weight gradients). */
+double work_epilogue_bytes(double M, double N, double K, double groups,
+                           int bwd);
 /* FP8 GEMM efficiency relative to BF16's, against the FP8 peak (0.875). */
 double work_fp8_gemm_rel(void);
 /* Pipeline positions a micro-batch passes: pp * v (interleaved), pp. */

@@ -16,9 +16,10 @@
  *                 virtual_stages, first_stage_layers, last_stage_layers,
  *                 recompute, zero_stage, distributed_optimizer,
  *                 sequence_parallel, grad_dtype, dp_bucket_size,
- *                 dp_overlap, tp_comm_overlap, flash_attention, dp_mode,
- *                 shard_group, dropout, ep_comm_overlap, optimizer_moments,
- *                 activation_cache, recompute_moe_act}
+ *                 dp_overlap, dp_param_overlap, tp_comm_overlap,
+ *                 flash_attention, dp_mode, shard_group, dropout,
+ *                 ep_comm_overlap, optimizer_moments, activation_cache,
+ *                 recompute_moe_act}
  *   parallelism: {tp, cp, pp, dp, ep, order, gpus, placement}
  *   efficiency:  {gemm, attention, memory}
  *
@@ -108,6 +109,7 @@ static const field fields[] = {
     {"training", "dp_bucket_size", F_SIZE, offsetof(work_cfg, dp_bucket), 0, 0,
      NULL, 0, 0},
     B("training", "dp_overlap", dp_overlap),
+    B("training", "dp_param_overlap", dp_param_overlap),
     B("training", "tp_comm_overlap", tp_comm_overlap),
     B("training", "ep_comm_overlap", ep_comm_overlap),
     B("training", "flash_attention", flash_attention),
