@@ -23,15 +23,22 @@ static ts_workload *load_work(const char *yaml) {
   return w;
 }
 
-static void step(const ts_workload *w, const ts_topo *t, const ts_mapping *m,
-                 const ts_route_state *st, int exact, ts_step_result *r) {
+static void step_f(const ts_workload *w, const ts_topo *t, const ts_mapping *m,
+                   const ts_route_state *st, const ts_faults *f, int exact,
+                   ts_step_result *r) {
   ts_step_opts o;
   ts_step_opts_default(&o);
   o.exact = exact;
   o.state = st;
+  o.faults = f;
   ts_diag d;
   ts_diag_clear(&d);
   if (ts_step_run(w, t, m, &o, r, &d)) fail_msg("step: %s", d.msg);
+}
+
+static void step(const ts_workload *w, const ts_topo *t, const ts_mapping *m,
+                 const ts_route_state *st, int exact, ts_step_result *r) {
+  step_f(w, t, m, st, NULL, exact, r);
 }
 
 /* Fast and exact agree on everything the model computes. */
@@ -54,12 +61,30 @@ static void same_step(const ts_step_result *a, const ts_step_result *b) {
     assert_memory_equal(&a->rank_breakdown[r], &b->rank_breakdown[r],
                         sizeof a->rank_breakdown[r]);
   }
+  assert_int_equal(a->ranks, b->ranks);
+  assert_memory_equal(a->rank_bytes, b->rank_bytes,
+                      (size_t)a->ranks * TS_DIM_COUNT * sizeof *a->rank_bytes);
+  assert_memory_equal(a->bytes_mean, b->bytes_mean, sizeof a->bytes_mean);
+  assert_memory_equal(a->cross_node_mean, b->cross_node_mean,
+                      sizeof a->cross_node_mean);
+  assert_int_equal(b->ranks_simulated, b->ranks); /* --exact never folds */
 }
 
+/* Ranks the fast side of the last equivalent() simulated. */
+static uint32_t fold_sim;
+
 /* Runs w fast and exact on t (with failures st); returns the replays. */
+static uint64_t equivalent_on(const char *yaml, ts_topo *t,
+                              const char *fail_name, ts_time_ps *dp_exposed);
+
 static uint64_t equivalent(const char *yaml, const char *topo,
                            const char *fail_name, ts_time_ps *dp_exposed) {
-  ts_topo *t = tu_load(topo);
+  return equivalent_on(yaml, tu_load(topo), fail_name, dp_exposed);
+}
+
+/* Takes ownership of t. */
+static uint64_t equivalent_on(const char *yaml, ts_topo *t,
+                              const char *fail_name, ts_time_ps *dp_exposed) {
   ts_workload *w = load_work(yaml);
   ts_mapping *m = NULL;
   ts_diag d;
@@ -77,6 +102,7 @@ static uint64_t equivalent(const char *yaml, const char *topo,
   assert_int_equal(exact.replayed, 0);
   assert_true(fast.sim.events_processed < exact.sim.events_processed);
   uint64_t replayed = fast.replayed;
+  fold_sim = fast.ranks_simulated;
   *dp_exposed = exact.critical.exposed[TS_DIM_DP];
   ts_step_result_free(&fast);
   ts_step_result_free(&exact);
@@ -103,6 +129,9 @@ static void oversubscribed(void **state) {
                           NULL, &dp);
   assert_true(n > 0);
   assert_true(dp > 0);
+  /* ECMP hashes GPU ids: TP members' DP rings take different spines, so
+   * their contention differs and folding must refuse. */
+  assert_int_equal(fold_sim, 1024);
 }
 
 /* The same with spine 0 of group 0 down: fewer uplinks, ECMP around it. */
@@ -111,6 +140,7 @@ static void failed_spine(void **state) {
   ts_time_ps dp_fail, dp;
   uint64_t n = equivalent(dense_4to1, "topologies/cluster-2tier-4to1.yaml",
                           "compute/spine-g0-0", &dp_fail);
+  assert_int_equal(fold_sim, 1024);
   equivalent(dense_4to1, "topologies/cluster-2tier-4to1.yaml", NULL, &dp);
   assert_true(n > 0);
   assert_true(dp_fail >= dp);
@@ -208,6 +238,146 @@ static void shared_nvlink_not_replayed(void **state) {
   ts_topo_free(t);
 }
 
+
+/* ---- symmetric-rank folding (exec_step_fold.c) ----
+ * Eight DGX A100 in two SUs on rail leaves of 4 down + 1 up (4:1): with
+ * two tiers every leaf's single uplink goes to one shared spine; with
+ * three, to its rail group's spine (cores above). No ECMP choice on either,
+ * so TP member k's traffic is member 0's on rail k: folding must happen,
+ * and the contention (the DP rings of both pipeline stages and the
+ * pipeline sends crowd each leaf's one uplink) must come out the same. */
+#define FOLD_FABRIC(TIERS, SPINE)                                              \
+  "topsim: 1\nname: fold\n"                                                    \
+  "gpu_models:\n  A100: {bf16: 312TFLOP/s, hbm: 80GB, hbm_bandwidth: 2039GB/s}\n" \
+  "planes:\n  - name: compute\n    kind: backend\n    technology: ib_hdr\n"    \
+  "    generator:\n      type: rail_optimized\n      tiers: " TIERS "\n"       \
+  "      leaf: {radix: 5, down: 4, up: 1}\n" SPINE                             \
+  "templates:\n  dgx:\n    gpu_model: A100\n    cpus: 2\n"                      \
+  "    cpu_link: {type: xgmi, bandwidth: 64GB/s, latency: 200ns}\n"            \
+  "    pcie_switches: {count: 4, attach: [cpu0, cpu1], gen: 4, width: 16}\n"   \
+  "    gpus: {count: 8, attach: [pcie0, pcie1, pcie2, pcie3], gen: 4, width: 16}\n" \
+  "    nvlink: {link_bandwidth: 25GB/s, efficiency: 0.8, switches: 6,"         \
+  " links_per_switch: 2, switch_radix: 36}\n"                                  \
+  "    nics:\n      - {plane: compute, count: 8, attach: [pcie0, pcie1, pcie2,"  \
+  " pcie3], speed: 200Gb/s}\n"                                                 \
+  "nodes:\n  - {name: dgx, template: dgx, count: 8, per_rack: 4, per_su: 4}\n"
+
+static const char *fold_2tier =
+    FOLD_FABRIC("2", "      spine: {radix: 40}\n");
+static const char *fold_3tier =
+    FOLD_FABRIC("3", "      spine: {radix: 8, down: 4, up: 4}\n"
+                     "      core: {radix: 40}\n");
+
+/* TP 8 x PP 2 x DP 4, PP inside the SU, DP rings across both SUs. */
+static const char *fold_dense =
+    "topsim: 1\nname: dense\n"
+    "model: {layers: 4, hidden: 2048, heads: 16, seq_len: 1024, vocab: 128}\n"
+    "training: {global_batch: 32, micro_batch: 1, schedule: 1f1b}\n"
+    "parallelism: {tp: 8, pp: 2, dp: 4, order: tp-cp-pp-dp}\n";
+
+/* Rails whose leaf links are among the busiest: the images must carry
+ * their representative's counters for several rails to show up. */
+static uint32_t top_rails(const ts_topo *t, const ts_step_result *r) {
+  uint32_t seen = 0;
+  for (uint32_t i = 0; i < r->ntop; i++) {
+    const ts_link *l = ts_topo_link(t, r->top[i].dir >> 1);
+    for (int e = 0; e < 2; e++) {
+      const char *n = ts_topo_node_name(t, e ? l->b : l->a), *p = strstr(n, "-r");
+      if (strstr(n, "leaf") && p && p[2] >= '0' && p[2] <= '7') seen |= 1u << (p[2] - '0');
+    }
+  }
+  return (uint32_t)__builtin_popcount(seen);
+}
+
+/* Folded (or refused) step against --exact; returns ranks simulated. */
+static uint32_t fold_case(const char *yaml, const char *topo,
+                          const char *degrade, const char *straggler,
+                          ts_time_ps *dp_exposed, uint32_t *rails) {
+  ts_topo *t = NULL;
+  ts_diag d;
+  if (tu_load_text(topo, &t, &d)) fail_msg("topology: %s", d.msg);
+  ts_workload *w = load_work(yaml);
+  ts_mapping *m = NULL;
+  if (ts_work_map(w, t, &m, &d)) fail_msg("map: %s", d.msg);
+  ts_route_state *st = NULL;
+  if (degrade) {
+    assert_int_equal(ts_route_state_new(t, &st), 0);
+    assert_int_equal(ts_route_degrade_by_name(st, t, degrade, 0.5, &d), 0);
+  }
+  ts_faults f;
+  ts_faults_init(&f);
+  if (straggler) {
+    assert_int_equal(ts_faults_add(&f, TS_FAULT_STRAGGLER, straggler, "--straggler", &d), 0);
+    assert_int_equal(ts_faults_resolve(&f, t, &d), 0);
+  }
+  ts_step_result fast, exact;
+  step_f(w, t, m, st, &f, 0, &fast);
+  step_f(w, t, m, st, &f, 1, &exact);
+  same_step(&fast, &exact);
+  assert_true(fast.replayed > 0);
+  assert_true(fast.sim.events_processed < exact.sim.events_processed);
+  uint32_t sim = fast.ranks_simulated;
+  *dp_exposed = exact.critical.exposed[TS_DIM_DP];
+  *rails = top_rails(t, &exact);
+  ts_step_result_free(&fast);
+  ts_step_result_free(&exact);
+  ts_faults_free(&f);
+  ts_route_state_free(st);
+  ts_mapping_free(m);
+  ts_workload_free(w);
+  ts_topo_free(t);
+  return sim;
+}
+
+/* 64 ranks, TP 8: one simulated rank per TP group = 8. */
+static void fold_one_spine(void **state) {
+  (void)state;
+  ts_time_ps dp;
+  uint32_t rails;
+  assert_int_equal(fold_case(fold_dense, fold_2tier, NULL, NULL, &dp, &rails), 8);
+  assert_true(dp > 0);
+  assert_true(rails >= 2);
+}
+
+static void fold_rail_spines(void **state) {
+  (void)state;
+  ts_time_ps dp;
+  uint32_t rails;
+  assert_int_equal(fold_case(fold_dense, fold_3tier, NULL, NULL, &dp, &rails), 8);
+  assert_true(dp > 0);
+  assert_true(rails >= 2);
+}
+
+/* Skewed MoE (Zipf 1.0) with EP 4 across hosts and PP 2: the all-to-all
+ * matrices are uneven, the same in every class. */
+static void fold_skewed_moe(void **state) {
+  (void)state;
+  static const char *y =
+      "topsim: 1\nname: moe\n"
+      "model: {layers: 4, hidden: 1024, heads: 8, seq_len: 1024, vocab: 128,\n"
+      "        experts: 8, top_k: 2, expert_ffn_hidden: 1024,\n"
+      "        routing_skew: 1.0}\n"
+      "training: {global_batch: 16, micro_batch: 1, schedule: 1f1b}\n"
+      "parallelism: {tp: 8, pp: 2, dp: 4, ep: 4}\n";
+  ts_time_ps dp;
+  uint32_t rails;
+  assert_int_equal(fold_case(y, fold_3tier, NULL, NULL, &dp, &rails), 8);
+}
+
+/* Symmetry broken: rail 3's spine at half bandwidth (its class is no image
+ * of class 0: the proof refuses on the bandwidth), or one straggler GPU
+ * (refused before the run). Both steps still equal --exact. */
+static void fold_refuses_asymmetry(void **state) {
+  (void)state;
+  ts_time_ps dp, dp_sym;
+  uint32_t rails;
+  fold_case(fold_dense, fold_3tier, NULL, NULL, &dp_sym, &rails);
+  assert_int_equal(fold_case(fold_dense, fold_3tier, "compute/spine-g3-0", NULL,
+                             &dp, &rails), 64);
+  assert_true(dp > dp_sym); /* the slow rail holds every DP ring up */
+  assert_int_equal(fold_case(fold_dense, fold_3tier, NULL, "3=1.5", &dp, &rails), 64);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(oversubscribed),
@@ -216,6 +386,10 @@ int main(void) {
       cmocka_unit_test(skewed_moe),
       cmocka_unit_test(pipeline_sends),
       cmocka_unit_test(shared_nvlink_not_replayed),
+      cmocka_unit_test(fold_one_spine),
+      cmocka_unit_test(fold_rail_spines),
+      cmocka_unit_test(fold_skewed_moe),
+      cmocka_unit_test(fold_refuses_asymmetry),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

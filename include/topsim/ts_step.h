@@ -149,6 +149,10 @@ typedef struct ts_step_result {
   uint64_t transfers, wire_bytes; /* ts_exec counters */
   uint64_t replayed;          /* collectives replayed from an isolated run
                                  (0 with opts.exact) */
+  uint32_t ranks_simulated;   /* ranks run on the engine: ranks, or one per
+                                 TP group when folded (exec_step_fold.c) */
+  char fold[256];             /* folding: "on: ...", "off: ..." or
+                                 "refused: <the first asymmetry found>" */
   ts_step_link top[TS_STEP_TOP_LINKS];
   uint32_t ntop;
   ts_net_stats net;

@@ -11,7 +11,8 @@
  * exec_step_run.c   a training step: rank state machines, rendezvous.
  * exec_step_coll.c  communicators and cached plans of a step.
  * exec_step_trace.c trace slices and link utilization samples.
- * exec_step_fast.c  replays collectives of groups that own their links. */
+ * exec_step_fast.c  replays collectives of groups that own their links.
+ * exec_step_fold.c  simulates one rank per TP group when that is exact. */
 #ifndef TOPSIM_EXEC_H
 #define TOPSIM_EXEC_H
 
@@ -86,6 +87,14 @@ bool exec_coll_single(const ts_coll_plan *plan, double hbm_bw);
 int exec_coll_send1(ts_exec *x, const ts_coll_plan *plan, ts_net_done_fn fn,
                     void *ctx, uint64_t tag, ts_diag *d);
 
+/* The path set the executor sends xf over, into x->paths[0..*k) (the same
+ * route, cached or not). 0 or the router's error, d set. */
+int exec_xfer_paths(ts_exec *x, const ts_coll_xfer *xf, uint32_t *k,
+                    ts_diag *d);
+/* Latency the executor charges xf on top of the network's, for the path
+ * set exec_xfer_paths just put in x->paths. */
+ts_time_ps exec_xfer_alpha(const ts_exec *x, const ts_coll_xfer *xf);
+
 /* Cost-model bandwidths of gpu; net NULL reads nominal link bandwidths. */
 void exec_coll_params(const ts_topo *t, const ts_net *net, uint32_t gpu,
                       ts_coll_params *p);
@@ -115,6 +124,7 @@ typedef struct exec_plan_ent {
   uint64_t bytes, sent;
   ts_coll_plan *plan;
   exec_memo *memo;              /* isolated result, once computed */
+  uint8_t checked;              /* fold: images proven (exec_step_fold.c) */
   struct exec_plan_ent *next;
 } exec_plan_ent;
 
@@ -197,6 +207,48 @@ void exec_memo_free(exec_memo *M);
 void exec_fast_apply(ts_exec *x, const exec_memo *M);
 /* exec_fast_apply for every memo of every group of k. */
 void exec_colls_apply_memos(exec_colls *k, ts_exec *x);
+
+/* exec_fast_apply for the memos of group kind g only. */
+void exec_colls_apply_kind(exec_colls *k, ts_exec *x, uint32_t g);
+
+/* ---- step: symmetric-rank folding (exec_step_fold.c) ---- */
+
+typedef struct exec_fold {
+  int on, refused;
+  uint32_t T;                 /* classes: the TP group size */
+  uint32_t nd, nsim;          /* directions; ranks simulated */
+  uint32_t *phi;              /* [dir]: class-0 direction it images */
+  uint16_t *cls;              /* [dir]: 0 unused, else class + 1 */
+  uint64_t *inv_key;          /* hash (class-0 dir, class) -> image dir */
+  uint32_t *inv_val, inv_n, inv_cap;
+  uint8_t *pp_checked;        /* [rank * 2 + dir]: send proven */
+  ts_path *p0;                /* scratch path set */
+  char why[256];              /* "on: ...", "off: ..." or "refused: ..." */
+} exec_fold;
+
+/* Member 0 of r's TP group (the rank simulated for r when folding). */
+uint32_t exec_fold_rep(const ts_mapping *m, uint32_t r);
+/* Turns folding on when the static conditions hold (same programs and
+ * stragglers, groups inside classes, every TP group replayed; off with
+ * o->exact, chunk fidelity, full_solve or fast->on unset) and every
+ * pipeline send of class 0 is proven (lowering them into k's cache).
+ * 0 or TS_ENOMEM. */
+int exec_fold_init(exec_fold *F, exec_colls *k, ts_exec *x,
+                   const exec_fast *fast, const ts_step_opts *o);
+void exec_fold_free(exec_fold *F);
+/* Proves that every other class's plan of class-0 group (g, id) is the
+ * image of plan on disjoint links. 0, TS_ENOMEM, or TS_EINTERNAL with
+ * F->refused set when it is not. */
+int exec_fold_check_group(exec_fold *F, exec_colls *k, ts_exec *x, ts_group g,
+                          uint32_t id, const ts_step_ins *const *ins,
+                          const ts_coll_plan *plan, ts_diag *d);
+/* The same for class-0 rank r's pipeline send plan (once per r, dir). */
+int exec_fold_check_pp(exec_fold *F, exec_colls *k, ts_exec *x, uint32_t r,
+                       uint32_t dir, uint32_t peer, uint64_t bytes,
+                       const ts_coll_plan *plan, ts_diag *d);
+/* Copies every class-0 direction's counters onto its images and scales the
+ * executor's counters by the class count (before TP replays are added). */
+void exec_fold_mirror_links(const exec_fold *F, ts_exec *x);
 
 /* ---- step: trace (exec_step_trace.c) ---- */
 

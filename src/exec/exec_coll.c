@@ -290,6 +290,15 @@ bool exec_coll_single(const ts_coll_plan *plan, double hbm_bw) {
          !(xf->reduce_bytes && hbm_bw > 0);
 }
 
+int exec_xfer_paths(ts_exec *x, const ts_coll_xfer *xf, uint32_t *k,
+                    ts_diag *d) {
+  return xfer_paths(x, xf, k, d);
+}
+
+ts_time_ps exec_xfer_alpha(const ts_exec *x, const ts_coll_xfer *xf) {
+  return xfer_alpha(x, xf);
+}
+
 int exec_coll_send1(ts_exec *x, const ts_coll_plan *plan, ts_net_done_fn fn,
                     void *ctx, uint64_t tag, ts_diag *d) {
   return xfer_post(x, ts_coll_plan_xfers(plan), fn, ctx, tag, d);

@@ -78,11 +78,14 @@ void exec_colls_free(exec_colls *k) {
   memset(k, 0, sizeof *k);
 }
 
+void exec_colls_apply_kind(exec_colls *k, ts_exec *x, uint32_t g) {
+  for (uint32_t i = 0; k->groups[g] && i < ts_mapping_group_count(k->m, (ts_group)g); i++)
+    for (const exec_plan_ent *e = k->groups[g][i].plans; e; e = e->next)
+      if (e->memo) exec_fast_apply(x, e->memo);
+}
+
 void exec_colls_apply_memos(exec_colls *k, ts_exec *x) {
-  for (int g = 0; g < TS_GROUP_COUNT; g++)
-    for (uint32_t i = 0; k->groups[g] && i < ts_mapping_group_count(k->m, (ts_group)g); i++)
-      for (const exec_plan_ent *e = k->groups[g][i].plans; e; e = e->next)
-        if (e->memo) exec_fast_apply(x, e->memo);
+  for (uint32_t g = 0; g < TS_GROUP_COUNT; g++) exec_colls_apply_kind(k, x, g);
 }
 
 /* Communicator of `n` ranks given by rank ids: host labels and NVLS

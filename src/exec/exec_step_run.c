@@ -19,12 +19,18 @@
  * Pipeline sends are asynchronous (isend); the receiver blocks. A send of
  * one transfer is posted at once (exec_coll_send1) unless opts.exact.
  *
+ * Folding (exec_step_fold.c): when the members of every TP group provably
+ * see the same traffic on disjoint links, only member 0 of each runs (TP
+ * rendezvous of one, other groups' counts scaled by the TP size) and
+ * unfold() copies its results to the others at the end.
+ *
  * Accounting: a wait on a collective of dimension d adds to exposed[d]; a
  * wait on a pipeline receive is bubble until the sender sent, exposed PP
  * after. Deterministic: ranks start in rank order, group members resume in
  * group order, the engine breaks time ties by insertion order.
  * Cost: O(instructions of all ranks + group members per instance). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -75,6 +81,10 @@ typedef struct step_state {
   ts_net *net;
   exec_colls colls;
   exec_fast fast;
+  exec_fold fold;
+  int nofold;                    /* folding refused: the rerun */
+  uint64_t cross[TS_DIM_COUNT];  /* bytes leaving the host, all ranks: an
+                                    integer sum, exact in any order */
   ts_step_progs sp;
   step_rank *rank;
   step_msg *msg;
@@ -96,6 +106,15 @@ typedef struct step_state {
 
 static void rank_run(step_state *S, uint32_t r);
 static void ready_push(step_state *S, uint32_t r);
+
+/* True when r is simulated (not folded onto its TP group's member 0). */
+static bool simulated(const step_state *S, uint32_t r) {
+  return !S->fold.on || exec_fold_rep(S->m, r) == r;
+}
+
+static uint32_t nsim(const step_state *S) {
+  return S->fold.on ? S->fold.nsim : S->nranks;
+}
 
 static void fail(step_state *S, int rc) {
   if (!S->err) S->err = rc;
@@ -126,20 +145,47 @@ static const ts_step_ins *stream_ins(const step_state *S, uint32_t r, uint32_t g
   return &p->ins[p->ords[g][ord]];
 }
 
+/* Members of group kind g that run: folded TP groups run member 0 only. */
+static uint32_t run_size(const step_state *S, uint32_t g) {
+  return S->fold.on && g == TS_GROUP_TP ? 1 : ts_mapping_group_size(S->m, (ts_group)g);
+}
+
+/* Instances one run of a group of kind g stands for: folded, a class-0
+ * group stands for its images in every class. */
+static uint64_t run_mult(const step_state *S, uint32_t g) {
+  return S->fold.on && g != TS_GROUP_TP ? S->fold.T : 1;
+}
+
+/* Member instructions of the instance of (g, id) at the head of its
+ * streams into S->scratch; folded TP members read member 0's (same
+ * program, same stream position). */
+static void member_ins(step_state *S, uint32_t g, uint32_t id) {
+  uint32_t n = ts_mapping_group_size(S->m, (ts_group)g), nr = run_size(S, g);
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t q = ts_mapping_group_member(S->m, (ts_group)g, id, i < nr ? i : 0);
+    S->scratch[i] = stream_ins(S, q, g, S->rank[q].st[g].arrived - 1);
+  }
+}
+
+/* Plan of the instance, proven for every class when folding. */
+static int plan_of(step_state *S, uint32_t g, uint32_t id, exec_plan_ent **e) {
+  member_ins(S, g, id);
+  int rc = exec_colls_plan(&S->colls, (ts_group)g, id, S->scratch, e, S->d);
+  if (rc || !S->fold.on || g == TS_GROUP_TP || (*e)->checked) return rc;
+  (*e)->checked = 1;
+  return exec_fold_check_group(&S->fold, &S->colls, S->x, (ts_group)g, id,
+                               S->scratch, (*e)->plan, S->d);
+}
+
 static void coll_start(step_state *S, uint32_t g, uint32_t id) {
   uint64_t tag = TAG_COLL | (uint64_t)g << 32 | id;
-  S->res->collectives++;
+  S->res->collectives += run_mult(S, g);
   if (S->o->free_comm) {
     at_now(S, tag);
     return;
   }
-  uint32_t n = ts_mapping_group_size(S->m, (ts_group)g);
-  for (uint32_t i = 0; i < n; i++) {
-    uint32_t q = ts_mapping_group_member(S->m, (ts_group)g, id, i);
-    S->scratch[i] = stream_ins(S, q, g, S->rank[q].st[g].arrived - 1);
-  }
   exec_plan_ent *e = NULL;
-  int rc = exec_colls_plan(&S->colls, (ts_group)g, id, S->scratch, &e, S->d);
+  int rc = plan_of(S, g, id, &e);
   if (!rc) rc = ts_exec_coll_start(S->x, e->plan, S->hbm_bw, on_exec_done, S, tag);
   if (rc) fail(S, rc);
 }
@@ -157,7 +203,7 @@ static void group_arrive(step_state *S, uint32_t r, uint32_t g) {
     fail(S, TS_EINTERNAL);
     return;
   }
-  if (++G->arrived < ts_mapping_group_size(S->m, (ts_group)g)) return;
+  if (++G->arrived < run_size(S, g)) return;
   G->arrived = 0;
   coll_start(S, g, id);
 }
@@ -237,7 +283,7 @@ static void ahead_issue(step_state *S, uint32_t r, uint32_t g) {
 /* Members waiting for an instance that is now complete continue at
  * max(when they started waiting, when it ended). */
 static void ahead_wake(step_state *S, uint32_t g, uint32_t id) {
-  uint32_t n = ts_mapping_group_size(S->m, (ts_group)g);
+  uint32_t n = run_size(S, g);
   for (uint32_t i = 0; i < n; i++) {
     uint32_t q = ts_mapping_group_member(S->m, (ts_group)g, id, i);
     step_rank *R = &S->rank[q];
@@ -256,14 +302,10 @@ static void ahead_wake(step_state *S, uint32_t g, uint32_t id) {
 
 static void ahead_complete(step_state *S, uint32_t g, uint32_t id,
                            ts_time_ps start) {
-  uint32_t n = ts_mapping_group_size(S->m, (ts_group)g);
-  S->res->collectives++;
-  for (uint32_t i = 0; i < n; i++) {
-    uint32_t q = ts_mapping_group_member(S->m, (ts_group)g, id, i);
-    S->scratch[i] = stream_ins(S, q, g, S->rank[q].st[g].arrived - 1);
-  }
+  uint32_t n = run_size(S, g);
+  S->res->collectives += run_mult(S, g);
   exec_plan_ent *e = NULL;
-  int rc = exec_colls_plan(&S->colls, (ts_group)g, id, S->scratch, &e, S->d);
+  int rc = plan_of(S, g, id, &e);
   if (!rc && !e->memo)
     rc = exec_fast_memo(&S->fast, S->x, S->o, e->plan, S->hbm_bw, &e->memo, S->d);
   if (rc) {
@@ -271,7 +313,7 @@ static void ahead_complete(step_state *S, uint32_t g, uint32_t id,
     return;
   }
   e->memo->replays++;
-  S->res->replayed++;
+  S->res->replayed += run_mult(S, g);
   ts_time_ps end = start + e->memo->dur;
   for (uint32_t i = 0; i < n; i++) {
     uint32_t q = ts_mapping_group_member(S->m, (ts_group)g, id, i);
@@ -304,7 +346,7 @@ static void ahead_arrive(step_state *S, uint32_t r, uint32_t g, ts_time_ps t) {
     return;
   }
   if (t > G->max_t) G->max_t = t;
-  if (++G->arrived < ts_mapping_group_size(S->m, (ts_group)g)) return;
+  if (++G->arrived < run_size(S, g)) return;
   G->arrived = 0;
   ahead_complete(S, g, id, G->max_t);
 }
@@ -315,7 +357,7 @@ static bool ahead_step(step_state *S, uint32_t r, const ts_step_ins *in) {
   if (in->op == TS_SI_COLL) {
     R->pc++;
     S->res->rank_bytes[(size_t)r * TS_DIM_COUNT + exec_dim_of(in->group)] += in->sent;
-    S->res->cross_node_mean[exec_dim_of(in->group)] += (double)in->cross;
+    S->cross[exec_dim_of(in->group)] += in->cross;
     ahead_issue(S, r, in->group);
     return true;
   }
@@ -335,7 +377,7 @@ static bool ahead_step(step_state *S, uint32_t r, const ts_step_ins *in) {
 }
 
 static void coll_done(step_state *S, uint32_t g, uint32_t id) {
-  uint32_t n = ts_mapping_group_size(S->m, (ts_group)g);
+  uint32_t n = run_size(S, g);
   ts_time_ps now = ts_sim_now(S->sim);
   for (uint32_t i = 0; i < n; i++) {
     uint32_t q = ts_mapping_group_member(S->m, (ts_group)g, id, i);
@@ -380,6 +422,9 @@ static void pp_send(step_state *S, uint32_t r, const ts_step_ins *in) {
   ts_coll_plan *plan = NULL;
   int rc = exec_colls_pp_plan(&S->colls, r, in->kind, peer, in->val, &plan,
                               S->d);
+  if (!rc && S->fold.on)
+    rc = exec_fold_check_pp(&S->fold, &S->colls, S->x, r, in->kind, peer,
+                            in->val, plan, S->d);
   if (rc) {
     fail(S, rc);
     return;
@@ -412,7 +457,7 @@ static void pp_deliver(step_state *S, uint32_t r, uint32_t slot) {
 static void account(step_state *S, uint32_t r, const ts_step_ins *in,
                     uint32_t dim, bool cross) {
   S->res->rank_bytes[(size_t)r * TS_DIM_COUNT + dim] += in->sent;
-  S->res->cross_node_mean[dim] += cross ? (double)in->sent : (double)in->cross;
+  S->cross[dim] += cross ? in->sent : in->cross;
 }
 
 /* Duration of a compute segment of `val` on rank r: a straggler GPU
@@ -613,6 +658,7 @@ static void state_free(step_state *S) {
   ts_exec_free(S->x);
   exec_colls_free(&S->colls);
   exec_fast_free(&S->fast);
+  exec_fold_free(&S->fold);
   ts_step_progs_free(&S->sp);
   free(S->rank);
   free(S->msg);
@@ -624,13 +670,39 @@ static void state_free(step_state *S) {
 
 static void on_sample(ts_sim *sim, void *ctx, uint64_t arg) {
   step_state *S = ctx;
-  if (S->finished == S->nranks) return; /* the last sample is the step end */
+  if (S->finished == nsim(S)) return; /* the last sample is the step end */
   exec_trace_sample(&S->trace, S->net, ts_sim_now(sim));
   if (ts_sim_pending(sim) > 0)
     ts_sim_schedule_in(sim, S->trace.interval, on_sample, S, arg, NULL);
 }
 
 /* ---- results ---------------------------------------------------------- */
+
+/* Folded: every rank takes its representative's state and bytes, cross-
+ * node bytes (summed over simulated ranks) count every class, image links
+ * their class-0 twins' counters; TP replays are added after the mirror
+ * (their NVLinks are not images of anything). */
+static void unfold(step_state *S) {
+  if (!S->fold.on) {
+    exec_colls_apply_memos(&S->colls, S->x);
+    return;
+  }
+  for (uint32_t g = 0; g < TS_GROUP_COUNT; g++)
+    if (g != TS_GROUP_TP) exec_colls_apply_kind(&S->colls, S->x, g);
+  exec_fold_mirror_links(&S->fold, S->x);
+  exec_colls_apply_kind(&S->colls, S->x, TS_GROUP_TP);
+  for (uint32_t r = 0; r < S->nranks; r++) {
+    uint32_t q = exec_fold_rep(S->m, r);
+    if (q == r) continue;
+    S->rank[r].bd = S->rank[q].bd;
+    S->rank[r].finish = S->rank[q].finish;
+    S->rank[r].wait = W_DONE;
+    memcpy(&S->res->rank_bytes[(size_t)r * TS_DIM_COUNT],
+           &S->res->rank_bytes[(size_t)q * TS_DIM_COUNT],
+           TS_DIM_COUNT * sizeof *S->res->rank_bytes);
+  }
+  for (int k = 0; k < TS_DIM_COUNT; k++) S->cross[k] *= S->fold.T;
+}
 
 /* True when link a ranks above b: busier, then more bytes, then lower id. */
 static bool busier(const ts_step_link *a, const ts_step_link *b) {
@@ -684,7 +756,7 @@ static void breakdowns(step_state *S) {
   for (int k = 0; k < TS_DIM_COUNT; k++) {
     r->bytes_critical[k] = r->rank_bytes[(size_t)r->critical_rank * TS_DIM_COUNT + k];
     r->bytes_mean[k] /= n ? n : 1;
-    r->cross_node_mean[k] /= n ? n : 1;
+    r->cross_node_mean[k] = (double)S->cross[k] / (n ? n : 1);
   }
 }
 
@@ -708,11 +780,11 @@ static void rates(step_state *S) {
 static int stuck(step_state *S) {
   for (uint32_t i = 0; i < S->nranks; i++) {
     const step_rank *R = &S->rank[i];
-    if (R->wait == W_DONE) continue;
+    if (R->wait == W_DONE || !simulated(S, i)) continue;
     const ts_step_ins *in = &R->prog->ins[R->pc];
     return ts_diag_set(S->d, TS_EINTERNAL, NULL, 0, 0, "%u of %u ranks never "
                        "finished; rank %u waits at instruction %u of %u (op %d, "
-                       "group %s, micro-batch %d)", S->nranks - S->finished,
+                       "group %s, micro-batch %d)", nsim(S) - S->finished,
                        S->nranks, i, R->pc, R->prog->n, in->op,
                        ts_group_name((ts_group)in->group), in->micro);
   }
@@ -726,9 +798,11 @@ static int run(step_state *S) {
   int rc = exec_trace_init(&S->trace, S->o, S->nranks,
                            2 * ts_topo_link_count(S->t), est / 32);
   if (rc) return rc;
-  for (uint32_t r = 0; r < S->nranks; r++) S->ins_total += S->rank[r].prog->n;
+  for (uint32_t r = 0; r < S->nranks; r++)
+    if (simulated(S, r)) S->ins_total += S->rank[r].prog->n;
   S->wall0 = S->wall_last = wall_now();
-  for (uint32_t r = 0; r < S->nranks && !S->err; r++) rank_run(S, r);
+  for (uint32_t r = 0; r < S->nranks && !S->err; r++)
+    if (simulated(S, r)) rank_run(S, r);
   if (S->trace.cap_samples)
     ts_sim_schedule(S->sim, S->trace.interval, on_sample, S, 0, NULL);
   if (!S->err) rc = ts_sim_run(S->sim);
@@ -742,12 +816,12 @@ static int run(step_state *S) {
                   ts_strerror(rc));
     return rc;
   }
-  if (S->finished < S->nranks) return stuck(S);
+  if (S->finished < nsim(S)) return stuck(S);
   return 0;
 }
 
 static int results(step_state *S) {
-  exec_colls_apply_memos(&S->colls, S->x);
+  unfold(S);
   breakdowns(S);
   rates(S);
   top_links(S);
@@ -755,6 +829,7 @@ static int results(step_state *S) {
   ts_net_stats_get(S->net, &r->net);
   ts_sim_stats_get(S->sim, &r->sim);
   r->transfers = ts_exec_transfers(S->x);
+  r->ranks_simulated = nsim(S);
   r->wire_bytes = ts_exec_wire_bytes(S->x);
   if (S->trace.cap_samples) exec_trace_sample(&S->trace, S->net, r->step_time);
   return exec_trace_finish(&S->trace, r);
@@ -788,17 +863,16 @@ static void assign_progs(step_state *S) {
     S->rank[r].prog = ts_step_progs_rank(&S->sp, S->m, r);
 }
 
-int ts_step_run(const ts_workload *w, const ts_topo *t, const ts_mapping *m,
-                const ts_step_opts *o, ts_step_result *out, ts_diag *d) {
+/* One attempt at the step; *refused when folding was refused mid-run
+ * (nothing of it is kept: the caller runs again with nofold). */
+static int step_once(const ts_workload *w, const ts_topo *t,
+                     const ts_mapping *m, const ts_step_opts *o, int nofold,
+                     ts_step_result *out, ts_diag *d, int *refused,
+                     char *why, size_t nwhy) {
   memset(out, 0, sizeof *out);
-  ts_step_opts def;
-  if (!o) {
-    ts_step_opts_default(&def);
-    o = &def;
-  }
   step_state S;
   memset(&S, 0, sizeof S);
-  S.t = t, S.m = m, S.o = o, S.res = out, S.d = d;
+  S.t = t, S.m = m, S.o = o, S.res = out, S.d = d, S.nofold = nofold;
   int rc = ts_step_compile(w, t, m, &S.sp, d);
   if (rc) return rc;
   S.v = S.sp.chunks;
@@ -809,12 +883,35 @@ int ts_step_run(const ts_workload *w, const ts_topo *t, const ts_mapping *m,
   if (!rc) rc = exec_colls_init(&S.colls, S.x, m, &S.sp, o->compact_min, o->alpha_ps);
   if (!rc) assign_progs(&S);
   if (!rc) rc = exec_fast_init(&S.fast, S.x, m, &S.sp, o);
+  if (!rc && !nofold) rc = exec_fold_init(&S.fold, &S.colls, S.x, &S.fast, o);
   if (!rc) rc = ahead_alloc(&S);
   S.hbm_bw = S.colls.params.hbm_bw;
   if (!rc) rc = run(&S);
+  *refused = rc && S.fold.refused;
   if (!rc) rc = results(&S);
+  snprintf(why, nwhy, "%s", S.fold.why);
   if (rc == TS_ENOMEM) ts_diag_set(d, rc, NULL, 0, 0, "out of memory");
   state_free(&S);
   if (rc) ts_step_result_free(out);
+  return rc;
+}
+
+int ts_step_run(const ts_workload *w, const ts_topo *t, const ts_mapping *m,
+                const ts_step_opts *o, ts_step_result *out, ts_diag *d) {
+  ts_step_opts def;
+  if (!o) {
+    ts_step_opts_default(&def);
+    o = &def;
+  }
+  int refused = 0;
+  char why[sizeof out->fold], why2[sizeof out->fold];
+  int rc = step_once(w, t, m, o, 0, out, d, &refused, why, sizeof why);
+  if (!refused) {
+    if (!rc) snprintf(out->fold, sizeof out->fold, "%s", why);
+    return rc;
+  }
+  if (d) memset(d, 0, sizeof *d);
+  rc = step_once(w, t, m, o, 1, out, d, &refused, why2, sizeof why2);
+  if (!rc) snprintf(out->fold, sizeof out->fold, "%s", why);
   return rc;
 }

@@ -81,6 +81,12 @@ fi
 target dense-131k-tp8pp16dp1024 "$bin" run "$ex/validation/nemo-gpt3-175b-128-h100-fp8.yaml" \
   --topology "$tmp/scale131k.yaml" --tp 8 --pp 16 --dp 1024 --set gpus=131072 \
   --schedule 1f1b --global-batch 16384 --quiet
+# Symmetric-rank folding (exec_step_fold.c) where it applies: the GPT-3
+# example on one-tier rail leaves of 128 ports (no ECMP choice), 128 hosts.
+sed -e 's/leaf: {radix: 40}/leaf: {radix: 128}/' -e 's/\(name: dgx.*count: \)40/\1128/' \
+  "$src/topologies/cluster-1tier-dgx-a100.yaml" >"$tmp/rail1024.yaml"
+target gpt3-1024-rail-fold "$bin" run "${g3[@]}" --topology "$tmp/rail1024.yaml"
+target gpt3-1024-rail-exact "$bin" run "${g3[@]}" --topology "$tmp/rail1024.yaml" --exact
 flat 4096
 flat 65535   # one switch holds at most 65,535 ports (topology-format.md)
 target ring-1G-flat4096-steps "$bin" bench "$tmp/flat-4096.yaml" --op all_reduce \

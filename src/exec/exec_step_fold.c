@@ -1,0 +1,423 @@
+/* exec_step_fold.c - symmetric-rank folding: the members of a TP group run
+ * the same program, so when their traffic is provably isomorphic only
+ * member 0 of every TP group (the representative) is simulated and the
+ * others' results are copies.
+ *
+ * Classes. Class k is the set of ranks at index k of their TP group. Every
+ * other group (PP, DP, CP, EP) must lie inside one class and map onto a
+ * group of class 0 member by member (rank r <-> member 0 of r's TP group),
+ * every rank must run its representative's program and have its straggler
+ * factor, and every TP group must be replayed (exec_step_fast.c: it owns
+ * its NVLinks, so its collectives never meet other traffic and its members
+ * arrive together when their programs and inputs are equal).
+ *
+ * Proof on the real routes, before the run. Every plan class 0 will run
+ * (each rank's first pipeline send per direction, each collective of each
+ * class-0 group at every stream ordinal) is lowered, with the same plan of
+ * every other class, and each transfer of class k is routed exactly as
+ * the executor would route it (ECMP hashes the GPU ids, so class k may well
+ * cross another spine than class 0). Hop h of class k's path must map to
+ * hop h of class 0's: the map phi (image direction -> class-0 direction)
+ * must stay a function, injective per class, between directions of equal
+ * bandwidth (faults applied) and latency, paths of equal software
+ * overhead, and no direction may be used by two classes. Then the flows of
+ * class k are an isomorphic image of class 0's on disjoint links: the same
+ * rates, the same times. The first transfer that breaks this refuses the
+ * fold (F->why names it) and the step runs unfolded. A plan first lowered
+ * during the run (none should be) is proven then; if that refuses,
+ * ts_step_run starts the step again without folding.
+ *
+ * Mirroring. Rank finishes, breakdowns and bytes are copied from the
+ * representative; every image direction receives its class-0 direction's
+ * bytes, busy time and peak flows (ts_net_dir_account) before TP replays
+ * are added; counters of collectives and transfers are scaled by the
+ * class count. Off with ts_step_opts.exact, chunk fidelity and whenever the
+ * fast path is off (tracing, free_comm, timed failures).
+ * Cost: O(ranks x group kinds + collective ordinals x members) checks up
+ * front; per distinct plan, one
+ * route per transfer per class (what the full run routes anyway);
+ * O(directions) to mirror. Memory: 6 bytes per direction. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/exec.h"
+#include "exec/exec_path.h"
+
+/* Says why the fold is off (the first reason only; it replaces "on: ...").
+ * Returns 0. */
+static int why(exec_fold *F, const char *fmt, ...) {
+  if (F->why[0] && strncmp(F->why, "on:", 3)) return 0;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(F->why, sizeof F->why, fmt, ap);
+  va_end(ap);
+  return 0;
+}
+
+/* "a -> b" of direction d, for a reason. */
+static const char *dir_name(const ts_exec *x, uint32_t d, char *buf, size_t n) {
+  const ts_topo *t = ts_exec_topo(x);
+  const ts_link *l = ts_topo_link(t, d >> 1);
+  uint32_t a = d & 1 ? l->b : l->a, b = d & 1 ? l->a : l->b;
+  snprintf(buf, n, "%s -> %s", ts_topo_node_name(t, a), ts_topo_node_name(t, b));
+  return buf;
+}
+
+uint32_t exec_fold_rep(const ts_mapping *m, uint32_t r) {
+  return ts_mapping_group_member(m, TS_GROUP_TP,
+                                 ts_mapping_rank(m, r)->group[TS_GROUP_TP], 0);
+}
+
+/* Rank at index k of r's TP group. */
+static uint32_t image(const ts_mapping *m, uint32_t r, uint32_t k) {
+  return ts_mapping_group_member(m, TS_GROUP_TP,
+                                 ts_mapping_rank(m, r)->group[TS_GROUP_TP], k);
+}
+
+/* Every non-TP group maps member by member onto a group of class 0. */
+static int groups_fold(exec_fold *F, const ts_mapping *m) {
+  for (uint32_t g = 0; g < TS_GROUP_COUNT; g++) {
+    if (g == TS_GROUP_TP) continue;
+    uint32_t n = ts_mapping_group_size(m, (ts_group)g);
+    for (uint32_t id = 0; id < ts_mapping_group_count(m, (ts_group)g); id++) {
+      uint32_t r0 = ts_mapping_group_member(m, (ts_group)g, id, 0);
+      uint32_t k = ts_mapping_rank(m, r0)->index[TS_GROUP_TP];
+      uint32_t g0 = ts_mapping_rank(m, exec_fold_rep(m, r0))->group[g];
+      for (uint32_t i = 0; i < n; i++) {
+        uint32_t r = ts_mapping_group_member(m, (ts_group)g, id, i);
+        if (ts_mapping_rank(m, r)->index[TS_GROUP_TP] != k ||
+            exec_fold_rep(m, r) != ts_mapping_group_member(m, (ts_group)g, g0, i))
+          return why(F, "refused: %s group %u is no image of a group of TP "
+                     "index 0", ts_group_name((ts_group)g), id);
+      }
+    }
+  }
+  return 1;
+}
+
+/* Same program and same straggler factor as the representative. */
+static int ranks_fold(exec_fold *F, const ts_exec *x, const ts_mapping *m,
+                      const ts_step_progs *sp) {
+  for (uint32_t r = 0; r < ts_mapping_ranks(m); r++) {
+    uint32_t q = exec_fold_rep(m, r);
+    if (ts_step_progs_rank(sp, m, r) != ts_step_progs_rank(sp, m, q) ||
+        ts_exec_straggler(x, ts_mapping_rank(m, r)->gpu) !=
+            ts_exec_straggler(x, ts_mapping_rank(m, q)->gpu))
+      return why(F, "refused: rank %u runs another program or straggler "
+                 "factor than rank %u", r, q);
+  }
+  return 1;
+}
+
+static int check_sends(exec_fold *F, exec_colls *k, ts_exec *x);
+static int check_groups(exec_fold *F, exec_colls *k, ts_exec *x);
+
+int exec_fold_init(exec_fold *F, exec_colls *k, ts_exec *x,
+                   const exec_fast *fast, const ts_step_opts *o) {
+  memset(F, 0, sizeof *F);
+  const ts_mapping *m = k->m;
+  const ts_step_progs *sp = k->sp;
+  uint32_t T = ts_mapping_group_size(m, TS_GROUP_TP);
+  if (o->exact) return why(F, "off: --exact");
+  if (!fast->on) return why(F, "off: shortcuts off (trace, free comm or timed failures)");
+  if (o->net.fidelity != TS_NET_FLOW || o->net.full_solve)
+    return why(F, "off: chunk fidelity or full solve");
+  if (T < 2 || T > 65534) return why(F, "off: TP %u", T);
+  for (uint32_t id = 0; id < ts_mapping_group_count(m, TS_GROUP_TP); id++)
+    if (!fast->excl[TS_GROUP_TP][id])
+      return why(F, "refused: TP group %u is not replayed (other traffic may "
+                 "cross its NVLinks)", id);
+  if (!ranks_fold(F, x, m, sp) || !groups_fold(F, m)) return 0;
+  F->T = T;
+  F->nd = 2 * ts_topo_link_count(ts_exec_topo(x));
+  F->phi = malloc(((size_t)F->nd + 1) * sizeof *F->phi);
+  F->cls = calloc((size_t)F->nd + 1, sizeof *F->cls);
+  F->pp_checked = calloc((size_t)ts_mapping_ranks(m) * 2 + 1, 1);
+  F->p0 = malloc(EXEC_PATH_STRIPES * sizeof *F->p0);
+  if (!F->phi || !F->cls || !F->pp_checked || !F->p0) return TS_ENOMEM;
+  F->nsim = ts_mapping_ranks(m) / T;
+  F->on = 1;
+  snprintf(F->why, sizeof F->why, "on: %u of %u ranks simulated", F->nsim,
+           ts_mapping_ranks(m));
+  /* Every plan is known now: prove them all before the run, so the usual
+   * refusal (ECMP sending two classes' images apart) costs no rerun. */
+  int rc = check_sends(F, k, x);
+  if (!rc) rc = check_groups(F, k, x);
+  if (rc && F->refused) {
+    exec_fold_free(F);
+    return 0;
+  }
+  return rc;
+}
+
+/* Frees F; its reason stays. */
+void exec_fold_free(exec_fold *F) {
+  char keep[sizeof F->why];
+  memcpy(keep, F->why, sizeof keep);
+  free(F->phi);
+  free(F->cls);
+  free(F->inv_key);
+  free(F->inv_val);
+  free(F->pp_checked);
+  free(F->p0);
+  memset(F, 0, sizeof *F);
+  memcpy(F->why, keep, sizeof keep);
+}
+
+/* ---- the map phi --------------------------------------------------- */
+
+static uint64_t inv_hash(uint64_t key) {
+  key *= 0x9E3779B97F4A7C15ULL;
+  return key ^ (key >> 29);
+}
+
+static int inv_grow(exec_fold *F) {
+  uint32_t cap = F->inv_cap ? F->inv_cap * 2 : 1024;
+  uint64_t *key = calloc(cap, sizeof *key);
+  uint32_t *val = malloc((size_t)cap * sizeof *val);
+  if (!key || !val) {
+    free(key);
+    free(val);
+    return TS_ENOMEM;
+  }
+  for (uint32_t i = 0; i < F->inv_cap; i++) {
+    if (!F->inv_key[i]) continue;
+    uint32_t h = (uint32_t)(inv_hash(F->inv_key[i]) & (cap - 1));
+    while (key[h]) h = (h + 1) & (cap - 1);
+    key[h] = F->inv_key[i];
+    val[h] = F->inv_val[i];
+  }
+  free(F->inv_key);
+  free(F->inv_val);
+  F->inv_key = key;
+  F->inv_val = val;
+  F->inv_cap = cap;
+  return 0;
+}
+
+/* Class c's image of class-0 direction r is d: 1 when that is new or
+ * agrees with what is known, 0 when class c already mapped another
+ * direction onto r (phi would not be injective), <0 on no memory. */
+static int inv_put(exec_fold *F, uint32_t r, uint32_t c, uint32_t d) {
+  if (2 * (F->inv_n + 1) > F->inv_cap && inv_grow(F)) return TS_ENOMEM;
+  uint64_t key = ((uint64_t)r << 16 | c) + 1;
+  uint32_t h = (uint32_t)(inv_hash(key) & (F->inv_cap - 1));
+  for (; F->inv_key[h]; h = (h + 1) & (F->inv_cap - 1))
+    if (F->inv_key[h] == key) return F->inv_val[h] == d;
+  F->inv_key[h] = key;
+  F->inv_val[h] = d;
+  F->inv_n++;
+  return 1;
+}
+
+/* Directions the network treats alike: bandwidth now (faults applied) and
+ * hop latency. */
+static int same_dir(const ts_exec *x, uint32_t a, uint32_t b) {
+  const ts_topo *t = ts_exec_topo(x);
+  return ts_net_dir_bandwidth(ts_exec_net(x), a) ==
+             ts_net_dir_bandwidth(ts_exec_net(x), b) &&
+         ts_topo_link(t, a >> 1)->latency == ts_topo_link(t, b >> 1)->latency;
+}
+
+/* Records that class c uses direction d as the image of class-0 direction
+ * r: 1 when consistent with everything recorded, 0 when not, <0 error. */
+static int dmap(exec_fold *F, const ts_exec *x, uint32_t d, uint32_t r,
+                uint32_t c) {
+  char a[600], b[600];
+  if (F->cls[d] && F->cls[d] != c + 1)
+    return why(F, "refused: TP indices %u and %u both use %s", F->cls[d] - 1,
+               c, dir_name(x, d, a, sizeof a));
+  if (F->cls[d] && F->phi[d] != r)
+    return why(F, "refused: TP index %u's %s stands for both %s and %s of "
+               "index 0 (ECMP)", c, dir_name(x, d, a, sizeof a),
+               dir_name(x, F->phi[d], b, sizeof b), dir_name(x, r, b + 300, 300));
+  if (F->cls[d]) return 1;
+  if (c) {
+    if (!same_dir(x, d, r))
+      return why(F, "refused: %s (TP index %u) and %s differ in bandwidth or "
+                 "latency", dir_name(x, d, a, sizeof a), c, dir_name(x, r, b, sizeof b));
+    int rc = inv_put(F, r, c, d);
+    if (rc == 0)
+      return why(F, "refused: TP index %u maps two directions onto %s (ECMP)",
+                 c, dir_name(x, r, a, sizeof a));
+    if (rc < 0) return rc;
+  }
+  F->cls[d] = (uint16_t)(c + 1);
+  F->phi[d] = r;
+  return 1;
+}
+
+/* Everything the executor reads of a transfer, endpoints aside. */
+static int same_xfer(const ts_coll_xfer *a, const ts_coll_xfer *b) {
+  return a->src_rank == b->src_rank && a->dst_rank == b->dst_rank &&
+         a->bytes == b->bytes && a->wire_bytes == b->wire_bytes &&
+         a->reduce_bytes == b->reduce_bytes && a->alpha == b->alpha &&
+         a->steps == b->steps && a->channel == b->channel &&
+         a->flags == b->flags && a->dep_first == b->dep_first &&
+         a->ndeps == b->ndeps;
+}
+
+/* Transfer b of class c against its class-0 twin a, on the real routes:
+ * 1 isomorphic, 0 not, <0 no memory. */
+static int check_xfer(exec_fold *F, ts_exec *x, const ts_coll_xfer *a,
+                      const ts_coll_xfer *b, uint32_t c) {
+  if (!same_xfer(a, b)) return why(F, "refused: TP index %u lowers a plan differently", c);
+  if (a->flags & TS_COLL_XFER_JOIN) return 1;
+  ts_diag d;
+  uint32_t ka = 0, kb = 0;
+  /* A route that fails fails the full run too: let it say so. */
+  if (exec_xfer_paths(x, a, &ka, &d)) return why(F, "refused: no route");
+  ts_time_ps alpha_a = exec_xfer_alpha(x, a);
+  memcpy(F->p0, x->paths, ka * sizeof *F->p0);
+  if (exec_xfer_paths(x, b, &kb, &d) || ka != kb ||
+      exec_xfer_alpha(x, b) != alpha_a)
+    return why(F, "refused: TP index %u's path set differs from index 0's", c);
+  for (uint32_t p = 0; p < ka; p++) {
+    const ts_path *pa = &F->p0[p], *pb = &x->paths[p];
+    if (pa->len != pb->len ||
+        exec_path_alpha(ts_exec_topo(x), pa) != exec_path_alpha(ts_exec_topo(x), pb))
+      return why(F, "refused: TP index %u's path differs in length or "
+                 "overhead from index 0's", c);
+    for (uint32_t h = 0; h < pa->len; h++) {
+      int rc = dmap(F, x, pa->dir[h], pa->dir[h], 0);
+      if (rc > 0) rc = dmap(F, x, pb->dir[h], pa->dir[h], c);
+      if (rc <= 0) return rc;
+    }
+  }
+  return 1;
+}
+
+static int check_plan(exec_fold *F, ts_exec *x, const ts_coll_plan *a,
+                      const ts_coll_plan *b, uint32_t c) {
+  uint32_t n = ts_coll_plan_count(a);
+  if (ts_coll_plan_count(b) != n)
+    return why(F, "refused: TP index %u lowers a plan differently", c);
+  const ts_coll_xfer *xa = ts_coll_plan_xfers(a), *xb = ts_coll_plan_xfers(b);
+  uint32_t ndeps = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    int rc = check_xfer(F, x, &xa[i], &xb[i], c);
+    if (rc <= 0) return rc;
+    if (xa[i].dep_first + xa[i].ndeps > ndeps) ndeps = xa[i].dep_first + xa[i].ndeps;
+  }
+  if (!ndeps || !memcmp(ts_coll_plan_deps(a), ts_coll_plan_deps(b),
+                        (size_t)ndeps * sizeof(uint32_t)))
+    return 1;
+  return why(F, "refused: TP index %u lowers a plan differently", c);
+}
+
+/* 0 when the fold stands, TS_ENOMEM, or TS_EINTERNAL with F->refused set
+ * (the caller reruns the step unfolded). */
+static int verdict(exec_fold *F, int rc) {
+  if (rc > 0) return 0;
+  if (rc < 0) return rc;
+  F->refused = 1;
+  return TS_EINTERNAL;
+}
+
+int exec_fold_check_group(exec_fold *F, exec_colls *k, ts_exec *x, ts_group g,
+                          uint32_t id, const ts_step_ins *const *ins,
+                          const ts_coll_plan *plan, ts_diag *d) {
+  const ts_mapping *m = k->m;
+  uint32_t r0 = ts_mapping_group_member(m, g, id, 0);
+  int rc = 1;
+  for (uint32_t c = 1; c < F->T && rc > 0; c++) {
+    uint32_t idc = ts_mapping_rank(m, image(m, r0, c))->group[g];
+    exec_plan_ent *e = NULL;
+    int lrc = exec_colls_plan(k, g, idc, ins, &e, d);
+    rc = lrc ? why(F, "refused: a plan of TP index %u cannot be lowered", c)
+             : check_plan(F, x, plan, e->plan, c);
+  }
+  return verdict(F, rc);
+}
+
+int exec_fold_check_pp(exec_fold *F, exec_colls *k, ts_exec *x, uint32_t r,
+                       uint32_t dir, uint32_t peer, uint64_t bytes,
+                       const ts_coll_plan *plan, ts_diag *d) {
+  uint8_t *done = &F->pp_checked[(size_t)r * 2 + dir];
+  if (*done) return 0;
+  *done = 1;
+  int rc = 1;
+  for (uint32_t c = 1; c < F->T && rc > 0; c++) {
+    ts_coll_plan *pc = NULL;
+    int lrc = exec_colls_pp_plan(k, image(k->m, r, c), dir, image(k->m, peer, c),
+                                 bytes, &pc, d);
+    rc = lrc ? why(F, "refused: a send of TP index %u cannot be lowered", c)
+             : check_plan(F, x, plan, pc, c);
+  }
+  return verdict(F, rc);
+}
+
+/* Every class-0 rank's first pipeline send per direction (the plan the run
+ * will cache for it). */
+static int check_sends(exec_fold *F, exec_colls *k, ts_exec *x) {
+  const ts_mapping *m = k->m;
+  for (uint32_t r = 0; r < ts_mapping_ranks(m); r++) {
+    if (exec_fold_rep(m, r) != r) continue;
+    const ts_step_prog *p = ts_step_progs_rank(k->sp, m, r);
+    const ts_rank_label *lb = ts_mapping_rank(m, r);
+    for (uint32_t i = 0; i < p->n; i++) {
+      const ts_step_ins *in = &p->ins[i];
+      if (in->op != TS_SI_SEND || F->pp_checked[(size_t)r * 2 + in->kind]) continue;
+      uint32_t peer = ts_mapping_group_member(m, TS_GROUP_PP,
+                                              lb->group[TS_GROUP_PP], in->peer);
+      ts_coll_plan *plan = NULL;
+      ts_diag d;
+      /* A send that cannot be lowered fails the run itself: leave it. */
+      if (exec_colls_pp_plan(k, r, in->kind, peer, in->val, &plan, &d)) return 0;
+      int rc = exec_fold_check_pp(F, k, x, r, in->kind, peer, in->val, plan, &d);
+      if (rc) return rc;
+    }
+  }
+  return 0;
+}
+
+/* Every collective of every class-0 group (PP aside), lowered as the run
+ * will lower it: member i's instruction at each ordinal of stream g. */
+static int check_groups(exec_fold *F, exec_colls *k, ts_exec *x) {
+  const ts_mapping *m = k->m;
+  int rc = 0;
+  for (uint32_t g = 0; g < TS_GROUP_COUNT && !rc; g++) {
+    uint32_t n = ts_mapping_group_size(m, (ts_group)g);
+    if (g == TS_GROUP_TP || g == TS_GROUP_PP || n < 2) continue;
+    const ts_step_ins **ins = malloc((size_t)n * sizeof *ins);
+    if (!ins) return TS_ENOMEM;
+    for (uint32_t id = 0; id < ts_mapping_group_count(m, (ts_group)g) && !rc; id++) {
+      uint32_t r0 = ts_mapping_group_member(m, (ts_group)g, id, 0);
+      if (exec_fold_rep(m, r0) != r0) continue;
+      const ts_step_prog *p0 = ts_step_progs_rank(k->sp, m, r0);
+      for (uint32_t j = 0; j < p0->nords[g] && !rc; j++) {
+        for (uint32_t i = 0; i < n; i++) {
+          const ts_step_prog *p =
+              ts_step_progs_rank(k->sp, m, ts_mapping_group_member(m, (ts_group)g, id, i));
+          ins[i] = j < p->nords[g] ? &p->ins[p->ords[g][j]] : NULL;
+        }
+        bool all = true;
+        for (uint32_t i = 0; i < n; i++) all &= ins[i] != NULL;
+        exec_plan_ent *e = NULL;
+        ts_diag d;
+        /* Unequal streams or a plan that cannot be lowered fail the run
+         * itself; its lazy check (exec_step_run.c plan_of) covers the rest. */
+        if (!all || exec_colls_plan(k, (ts_group)g, id, ins, &e, &d)) continue;
+        if (e->checked) continue;
+        e->checked = 1;
+        rc = exec_fold_check_group(F, k, x, (ts_group)g, id, ins, e->plan, &d);
+      }
+    }
+    free(ins);
+  }
+  return rc;
+}
+
+void exec_fold_mirror_links(const exec_fold *F, ts_exec *x) {
+  ts_net *net = ts_exec_net(x);
+  for (uint32_t d = 0; d < F->nd; d++) {
+    if (F->cls[d] < 2) continue;
+    ts_net_dir_stats st;
+    if (ts_net_dir_stats_get(net, F->phi[d], &st)) continue;
+    ts_net_dir_account(net, d, st.bytes, st.busy_ps, st.peak_flows);
+  }
+  x->transfers *= F->T;
+  x->wire_bytes *= F->T;
+}
