@@ -33,6 +33,16 @@ python3 -c "import sys; r=$b/$a; sys.exit(0 if 1.9 < r < 2.1 else 1)" && ok \
 "$bin" bench "$topo" --src dgx0/gpu0 --dst dgx1/gpu0 --fidelity chunk -b 1M -e 1M >/dev/null \
   && ok || note "chunk fidelity sendrecv failed"
 
+# --nccl-p2p: shift:1 over the 8 GPUs of a DGX A100, 1 GiB: NCCL gives each
+# peer 16 channels of 14 GB/s (ts_coll_p2p_cap) = 224 GB/s busbw (less the
+# 400 ns of NVLink latency) where the links alone give 240.
+for f in "" --nccl-p2p; do
+  "$bin" bench "$src/topologies/dgx-a100.yaml" --pattern shift:1 $f -b 1G -e 1G --json \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["rows"][0]["busbw_GBps"])'
+done > "$tmp/p2p.txt"
+python3 -c "import sys; a,b=[float(x) for x in open('$tmp/p2p.txt')]; sys.exit(0 if 239.9 < a <= 240 and 223.9 < b <= 224 else 1)" \
+  && ok || note "--nccl-p2p busbw: $(tr '\n' ' ' < "$tmp/p2p.txt"), want 240 and 224"
+
 # Every spine down: cross-rail traffic without PXN has no route: exit 65 and
 # one message naming both GPUs, never a hang.
 err=$("$bin" bench "$topo" --pattern shift:1 --no-pxn -b 1M -e 1M \
@@ -62,6 +72,7 @@ usage "are for sendrecv" "$topo" --op all_reduce --pattern permutation
 usage "--op all_to_allv: expected" "$topo" --op all_to_allv
 usage "--algo fastest: expected" "$topo" --op all_reduce --algo fastest
 usage "NVLS needs one host with an NVSwitch" "$topo" --op all_gather --algo nvls --nodes 1
+usage "--nccl-p2p are for sendrecv" "$src/topologies/dgx-a100.yaml" --op all_reduce --nccl-p2p
 usage "NVLS runs only the Simple protocol" "$src/topologies/dgx-h100.yaml" --op all_reduce --algo nvls --proto LL128 -b 1M -e 1M
 
 # Collectives: a golden nccl-tests table, JSON rows with the chosen algorithm.

@@ -437,6 +437,7 @@ static void nvls_overlap(void **state) {
   ts_coll_params_default(&prm);
   ts_coll_params_nccl(&prm, TS_COLL_GEN_HOPPER);
   prm.algo = TS_COLL_NVLS;
+  prm.nvls_chunk_cost = 0; /* the chunk ramp: test_coll_nccl.c */
   const double B = 100e9, Be = B * 0.85;
   uint64_t S = 64ull << 20, Sp = S + S / 8, L = 2ull << 20;
   ts_coll_plan *pl = lower(c, TS_COLL_ALL_REDUCE, S, &prm, 0);

@@ -6,6 +6,7 @@
 
 #include <math.h>
 
+#include "coll/coll.h"
 #include "topsim/ts_coll.h"
 
 static int near(double a, double b, double rel) {
@@ -151,6 +152,247 @@ static void choice_without_steps(void **state) {
   ts_coll_comm_free(c);
 }
 
+/* Channels by size (enqueue.cc): Ampere runs 24 channels and drops one
+ * while bytes < nc x threads x per-thread bytes: ring LL on 8 ranks
+ * 512 x 8 x 8 = 32 KiB per channel, LL128 640 x 8 = 5 KiB, Simple
+ * 512 x 64 = 32 KiB. */
+static void channels_by_size(void **state) {
+  (void)state;
+  ts_coll_comm *c = one_host(8);
+  ts_coll_params p;
+  ts_coll_params_default(&p);
+  ts_coll_params_nccl(&p, TS_COLL_GEN_AMPERE);
+  assert_int_equal(p.max_channels, 24);
+  const ts_coll_algo R = TS_COLL_RING;
+  assert_int_equal(coll_channels(c, &p, R, TS_COLL_LL, 1024), 1);
+  assert_int_equal(coll_channels(c, &p, R, TS_COLL_LL, 64 << 10), 2);
+  assert_int_equal(coll_channels(c, &p, R, TS_COLL_LL, (64 << 10) - 1), 1);
+  assert_int_equal(coll_channels(c, &p, R, TS_COLL_LL, 256 << 10), 8);
+  assert_int_equal(coll_channels(c, &p, R, TS_COLL_LL, 24 * 32768), 24);
+  assert_int_equal(coll_channels(c, &p, R, TS_COLL_LL, 1ull << 30), 24);
+  assert_int_equal(coll_channels(c, &p, R, TS_COLL_LL128, 51200), 10);
+  assert_int_equal(coll_channels(c, &p, R, TS_COLL_LL128, 51199), 9);
+  assert_int_equal(coll_channels(c, &p, R, TS_COLL_SIMPLE, 320 << 10), 10);
+  /* the tree's LL threshold has no nRanks factor: 512 x 8 = 4 KiB */
+  assert_int_equal(coll_channels(c, &p, TS_COLL_TREE, TS_COLL_LL, 40960), 10);
+  ts_coll_comm_free(c);
+}
+
+/* The ramp below full channels, ring LL on the DGX A100 (B = 240 GB/s):
+ * at 64 KiB NCCL runs 2 channels of max(6.2 GB/s, B x 0.5 / 24 = 5 GB/s)
+ * = 6.2 GB/s each: e = 2 x 6.2 / 240 (below the LL cap 87.7 / 240), so
+ * T = 10.6 us + 14 (0.6 us + S / (8 B e)). At 1 MiB all 24 run and only
+ * the cap binds (ring_closed_forms). */
+static void ring_channel_ramp(void **state) {
+  (void)state;
+  ts_coll_comm *c = one_host(8);
+  ts_coll_params p;
+  ts_coll_params_default(&p);
+  ts_coll_params_nccl(&p, TS_COLL_GEN_AMPERE);
+  const double B = 240e9, S = 64 << 10, e = 2 * 6.2e9 / B;
+  p.bw_intra = B;
+  double ll = ts_coll_predict(c, TS_COLL_ALL_REDUCE, (uint64_t)S, &p, TS_COLL_RING, TS_COLL_LL);
+  assert_true(near(ll, 10.6e-6 + 14 * (0.6e-6 + S / (8 * B * e)), 1e-9));
+  /* the lowering carries the same efficiency: wire = bytes / e */
+  p.algo = TS_COLL_RING, p.proto = TS_COLL_LL;
+  ts_coll_plan *pl = NULL;
+  assert_int_equal(ts_coll_lower(c, TS_COLL_ALL_REDUCE, (uint64_t)S, &p, 0, &pl, NULL), 0);
+  const ts_coll_xfer *x = ts_coll_plan_xfers(pl);
+  assert_int_equal(x[0].wire_bytes, (uint64_t)((double)x[0].bytes / e + 0.999999));
+  ts_coll_plan_free(pl);
+  ts_coll_comm_free(c);
+}
+
+/* NVLS chunks (enqueue.cc): 16 channels x 8 heads = 128 chunks in flight;
+ * 128 KiB from 1 GiB, 64 KiB from 64 MiB, 32 KiB from 8 MiB, else 16 KiB.
+ * Each chunk costs o = 0.65 us on its channel of rate r = B 0.85 / 16:
+ * rate factor f(c) = c / (c + r o) x (128 KiB + r o) / 128 KiB, and
+ * T = 29 us + S (9/8) / (B 0.85 f). */
+static void nvls_chunks(void **state) {
+  (void)state;
+  ts_coll_comm *c = one_host(8);
+  assert_int_equal(ts_coll_comm_set_nvls(c, 0, 900), 0);
+  ts_coll_params p;
+  ts_coll_params_default(&p);
+  ts_coll_params_nccl(&p, TS_COLL_GEN_HOPPER);
+  p.bw_intra = p.bw_nvls = 360e9;
+  const uint64_t sz[6] = {1ull << 30, (1ull << 30) - 1, 64ull << 20,
+                          (64ull << 20) - 1, 8ull << 20, (8ull << 20) - 1};
+  const double ck[6] = {131072, 65536, 65536, 32768, 32768, 16384};
+  const double x = 360e9 * 0.85 / 16 * 0.65e-6, full = 131072;
+  for (int i = 0; i < 6; i++) {
+    assert_int_equal(coll_nvls_chunk(c, &p, sz[i]), (uint64_t)ck[i]);
+    double f = ck[i] / (ck[i] + x) * (full + x) / full;
+    double t = ts_coll_predict(c, TS_COLL_ALL_REDUCE, sz[i], &p, TS_COLL_NVLS,
+                               TS_COLL_SIMPLE);
+    assert_true(near(t, 29e-6 + (double)sz[i] * 1.125 / (360e9 * 0.85 * f), 1e-9));
+  }
+  ts_coll_comm_free(c);
+}
+
+/* A ring over 4 hosts of 8 whose 8 channels are rotated over the local
+ * ranks crosses hosts on 8 NICs: it is costed at min(B_i, 8 B_n) =
+ * 192 GB/s, not one NIC's 24 GB/s, so auto takes it over the
+ * hierarchical algorithm for 1 GiB, as the simulated ring is faster:
+ * T = 12.4 us + 2 x 31 (a + S / (32 x 192 GB/s)) with Simple, where the
+ * per-step latency a = (4 x 14 + 28 x 3.4) / 32 us averages the ring's 4
+ * network hops and 28 NVLink hops.
+ * With one channel (the step model's order) it stays at one NIC. */
+static void multi_host_ring_cost(void **state) {
+  (void)state;
+  int g[32], h[32];
+  for (int i = 0; i < 32; i++) g[i] = i, h[i] = i / 8;
+  ts_coll_comm *c = NULL;
+  assert_int_equal(ts_coll_comm_new(g, 32, &c), 0);
+  assert_int_equal(ts_coll_comm_set_hosts(c, h), 0);
+  ts_coll_params p;
+  ts_coll_params_default(&p);
+  ts_coll_params_nccl(&p, TS_COLL_GEN_AMPERE);
+  p.bw_intra = 240e9, p.bw_inter = 24e9;
+  p.channels = 8, p.ring_order = TS_COLL_RING_ROTATE;
+  const double S = 1ull << 30;
+  double t = ts_coll_predict(c, TS_COLL_ALL_REDUCE, (uint64_t)S, &p, TS_COLL_RING, TS_COLL_SIMPLE);
+  const double a_step = (4 * 14e-6 + 28 * 3.4e-6) / 32;
+  assert_true(near(t, 12.4e-6 + 62 * (a_step + S / (32 * 192e9)), 1e-9));
+  ts_coll_algo a;
+  ts_coll_proto q;
+  assert_int_equal(ts_coll_choose(c, TS_COLL_ALL_REDUCE, 1ull << 30, &p, &a, &q, &t), 0);
+  assert_int_equal(a, TS_COLL_RING);
+  p.channels = 1, p.ring_order = TS_COLL_RING_SAME;
+  t = ts_coll_predict(c, TS_COLL_ALL_REDUCE, (uint64_t)S, &p, TS_COLL_RING, TS_COLL_SIMPLE);
+  assert_true(near(t, 12.4e-6 + 62 * (a_step + S / (32 * 24e9)), 1e-9));
+  ts_coll_comm_free(c);
+}
+
+/* NCCL's p2p schedule (2.18 enqueue.cc) on DGX A100 (32 p2p channels):
+ * with 8 ranks a send starts on 32/8 = 4 channels and may use up to
+ * 4 x 32/8 = 16; parts are 64 KiB to 16 MiB, doubling channels while
+ * parts are too big: 64 KiB -> 1, 1 MiB -> 4, 128 MiB -> 8, 256 MiB and
+ * 1 GiB -> 16. With 2 ranks: 16 to 32, so 64 MiB -> 16 and 1 GiB -> 32.
+ * Across hosts a peer gets max(1, ceil(24 / 14)) = 2 channels (28 GB/s,
+ * above the 24 GB/s NIC). A send_recv between two ranks of one host at
+ * 64 MiB runs 16 x 14 = 224 GB/s: T = (4 + 8.4 + 3.4) us + S / 224 GB/s. */
+static void p2p_channels(void **state) {
+  (void)state;
+  ts_coll_params p;
+  ts_coll_params_default(&p);
+  ts_coll_params_nccl(&p, TS_COLL_GEN_AMPERE);
+  p.bw_intra = 240e9, p.bw_inter = 24e9;
+  assert_int_equal(p.p2p_channels, 32);
+  assert_int_equal(ts_coll_p2p_channels(&p, 8, 1, 64 << 10), 1);
+  assert_int_equal(ts_coll_p2p_channels(&p, 8, 1, 1 << 20), 4);
+  assert_int_equal(ts_coll_p2p_channels(&p, 8, 1, 128ull << 20), 8);
+  assert_int_equal(ts_coll_p2p_channels(&p, 8, 1, 256ull << 20), 16);
+  assert_int_equal(ts_coll_p2p_channels(&p, 8, 1, 1ull << 30), 16);
+  assert_int_equal(ts_coll_p2p_channels(&p, 2, 1, 64ull << 20), 16);
+  assert_int_equal(ts_coll_p2p_channels(&p, 2, 1, 1ull << 30), 32);
+  assert_int_equal(ts_coll_p2p_channels(&p, 8, 0, 1 << 20), 2);
+  assert_true(ts_coll_p2p_cap(&p, 8, 1, 1ull << 30) == 16 * 14e9);
+  ts_coll_params ab;
+  ts_coll_params_default(&ab);
+  assert_int_equal(ts_coll_p2p_channels(&ab, 8, 1, 1ull << 30), 0);
+  ts_coll_comm *c = one_host(2);
+  p.root = 0, p.peer = 1;
+  const double S = 64ull << 20;
+  double t = ts_coll_predict(c, TS_COLL_SEND_RECV, (uint64_t)S, &p, TS_COLL_DIRECT, TS_COLL_SIMPLE);
+  assert_true(near(t, 15.8e-6 + S / 224e9, 1e-9));
+  ts_coll_comm_free(c);
+}
+
+static ts_coll_comm *hosts_nvls(int hosts, int per) {
+  int g[64], h[64];
+  for (int i = 0; i < hosts * per; i++) g[i] = i, h[i] = i / per;
+  ts_coll_comm *c = NULL;
+  assert_int_equal(ts_coll_comm_new(g, hosts * per, &c), 0);
+  assert_int_equal(ts_coll_comm_set_hosts(c, h), 0);
+  for (int i = 0; i < hosts; i++)
+    assert_int_equal(ts_coll_comm_set_nvls(c, i, 900 + i), 0);
+  return c;
+}
+
+/* NVLS-tree over hosts of 8 H100 (B_nvls 360 GB/s, NIC 48 GB/s per GPU),
+ * 1 GiB (128 KiB NVLS chunks, rate factor 1): NVLink carries S (1 + 1/8)
+ * at 0.85 B_nvls and each NIC f S / 8 (f = 1 on 2 hosts, 2 (H-1)/H
+ * beyond), at once: T = (4 + 25) us + 2 ceil(log2 H) 20.9 us + max(both).
+ * Two hosts: NVLink-bound; four: NIC-bound. Auto takes it over the ring
+ * for 1 GiB on two hosts. Only all-reduce runs across hosts. */
+static void nvls_tree_cost(void **state) {
+  (void)state;
+  ts_coll_params p;
+  ts_coll_params_default(&p);
+  ts_coll_params_nccl(&p, TS_COLL_GEN_HOPPER);
+  p.bw_intra = p.bw_nvls = 360e9, p.bw_inter = 48e9;
+  const double S = 1ull << 30, nv = S * 1.125 / (360e9 * 0.85);
+  for (int hosts = 2; hosts <= 4; hosts += 2) {
+    ts_coll_comm *c = hosts_nvls(hosts, 8);
+    double f = hosts == 2 ? 1 : 2.0 * (hosts - 1) / hosts, nic = f * S / 8 / 48e9;
+    double t = ts_coll_predict(c, TS_COLL_ALL_REDUCE, (uint64_t)S, &p, TS_COLL_NVLS, TS_COLL_SIMPLE);
+    double lv = hosts == 2 ? 1 : 2;
+    assert_true(near(t, 29e-6 + 2 * lv * 20.9e-6 + fmax(nv, nic), 1e-9));
+    assert_true(hosts == 2 ? nv > nic : nic > nv);
+    const char *why;
+    assert_int_equal(coll_supported(c, TS_COLL_REDUCE_SCATTER, TS_COLL_NVLS, &p, &why), TS_EUSAGE);
+    ts_coll_comm_free(c);
+  }
+  ts_coll_comm *c = hosts_nvls(2, 8);
+  ts_coll_algo a;
+  ts_coll_proto q;
+  double t;
+  assert_int_equal(ts_coll_choose(c, TS_COLL_ALL_REDUCE, 1ull << 30, &p, &a, &q, &t), 0);
+  assert_int_equal(a, TS_COLL_NVLS);
+  ts_coll_comm_free(c);
+}
+
+/* The NVLS-tree lowering on 2 hosts of 4, S = 64 MiB: every rank sends
+ * S (1 + 1/4) up (lead + body) and gets as much down (lead + body), sends
+ * its quarter S/4 to the same local rank of the other host (lead + body,
+ * the lead carrying 2 x 20.9 us), and each host joins its 4 leads:
+ * 6 x 8 + 2 = 50 transfers. The up leads carry the startup (launch 4 us
+ * + NVLS 25 us), nothing else a latency of its own. */
+static void nvls_tree_lowering(void **state) {
+  (void)state;
+  ts_coll_comm *c = hosts_nvls(2, 4);
+  ts_coll_params p;
+  ts_coll_params_default(&p);
+  ts_coll_params_nccl(&p, TS_COLL_GEN_HOPPER);
+  p.bw_intra = p.bw_nvls = 360e9, p.bw_inter = 48e9;
+  p.algo = TS_COLL_NVLS;
+  const uint64_t S = 64ull << 20;
+  ts_coll_plan *pl = NULL;
+  assert_int_equal(ts_coll_lower(c, TS_COLL_ALL_REDUCE, S, &p, 0, &pl, NULL), 0);
+  assert_int_equal(ts_coll_plan_count(pl), 50);
+  const ts_coll_xfer *x = ts_coll_plan_xfers(pl);
+  uint64_t up[8] = {0}, down[8] = {0}, net[8] = {0};
+  int joins = 0, tree = 0;
+  for (uint32_t i = 0; i < 50; i++) {
+    if (x[i].flags & TS_COLL_XFER_JOIN) { joins++; continue; }
+    if (x[i].src_rank >= 0 && x[i].dst_rank >= 0) {
+      net[x[i].src_rank] += x[i].bytes;
+      assert_int_equal(x[i].dst_rank, (x[i].src_rank + 4) % 8);
+      tree += x[i].alpha == 2 * p.nvls_tree_latency;
+      if (x[i].alpha) continue;
+    } else if (x[i].src_rank >= 0) {
+      up[x[i].src_rank] += x[i].bytes;
+      if (x[i].ndeps == 0) {
+        assert_int_equal(x[i].alpha, 29 * TS_PS_PER_US);
+        continue;
+      }
+    } else {
+      down[x[i].dst_rank] += x[i].bytes;
+    }
+    assert_int_equal(x[i].alpha, 0);
+  }
+  assert_int_equal(joins, 2);
+  assert_int_equal(tree, 8);
+  for (int r = 0; r < 8; r++) {
+    assert_int_equal(up[r], S + S / 4);
+    assert_int_equal(down[r], S + S / 4);
+    assert_int_equal(net[r], S / 4);
+  }
+  ts_coll_plan_free(pl);
+  ts_coll_comm_free(c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(generations),
@@ -158,6 +400,13 @@ int main(void) {
       cmocka_unit_test(tree_two_hosts),
       cmocka_unit_test(hier_beyond_two_hosts),
       cmocka_unit_test(choice_without_steps),
+      cmocka_unit_test(channels_by_size),
+      cmocka_unit_test(ring_channel_ramp),
+      cmocka_unit_test(nvls_chunks),
+      cmocka_unit_test(multi_host_ring_cost),
+      cmocka_unit_test(p2p_channels),
+      cmocka_unit_test(nvls_tree_cost),
+      cmocka_unit_test(nvls_tree_lowering),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -555,6 +555,133 @@ static void test_component_locality(void **state) {
   w_free(&w);
 }
 
+/* The level floor (docs/model.md, "Departures re-rate only faster
+ * flows"). Link 0 (10 GB/s) carries a, b, c and d; d goes on over link 1
+ * (100 GB/s), which also carries e and f. Max-min: a-d get 10 / 4 =
+ * 2.5 GB/s (link 0 is their bottleneck), e and f split the 97.5 GB/s left
+ * on link 1: 48.75 GB/s each. e (48.75 MB) drains at 1 ms; that batch's
+ * least rate is L = 48.75 GB/s, so d (2.5 GB/s < L) keeps its rate and
+ * only f is re-rated: it gets 97.5 GB/s, and its 97.5 MB left drain at
+ * 2 ms. a-d (10 MB at 2.5 GB/s) end at 4 ms. f's departure frees no
+ * bottleneck (d's is link 0) and the last one leaves nothing to rate:
+ * both skipped. Solves: t = 0 (all 6 flows) and
+ * 1 ms (f alone): 7 flows touched, where a solve of the whole component
+ * at 1 ms would have touched d, f, a, b, c (11 in all). */
+static void test_level_floor(void **state) {
+  world w;
+  ts_topo *t = tg_new(5);
+  tg_link(t, 0, 1, 10 * GBs, 0);
+  tg_link(t, 1, 2, 100 * GBs, 0);
+  tg_done(&w, t, TS_NET_FLOW);
+  uint32_t l0[] = {0}, l1[] = {2}, d[] = {0, 2};
+  for (uint64_t i = 0; i < 3; i++) send1(&w, l0, 1, 10000000, 0, i);
+  send1(&w, d, 2, 10000000, 0, 3);
+  send1(&w, l1, 1, 48750000, 0, 4);
+  send1(&w, l1, 1, 146250000, 0, 5);
+  run(&w);
+  for (int i = 0; i < 4; i++) assert_int_equal(w.done[i], 4000 * US);
+  assert_int_equal(w.done[4], 1000 * US);
+  assert_int_equal(w.done[5], 2000 * US);
+  ts_net_stats s;
+  ts_net_stats_get(w.net, &s);
+  assert_int_equal(s.solves, 2);
+  assert_int_equal(s.solves_skipped, 2);
+  assert_int_equal(s.flows_touched, 7);
+  w_free(&w);
+}
+
+/* Eight hosts under two leaves of one spine, 4:1 oversubscribed (host
+ * links and leaf uplinks all 10 GB/s, 0.5 us per hop): an all-to-all
+ * whose sizes follow a Zipf law over the destination (skew 1: host j
+ * receives 8 MB / (j + 1) from each peer, plus a random 0..64 KiB) and
+ * whose flows start at random times in [0, 50 us), twice over. Departures
+ * come at many rates and levels, through shared uplinks. The incremental
+ * solver (level floor, components, skipped solves) against a full
+ * re-solve of every flow on every change, all through the heap (no floor,
+ * no fast path for flows alone): max-min rates are unique, so every
+ * finish agrees within 1 ps, and the floor really cut work. */
+static void skew_run(int full, ts_time_ps *out, ts_net_stats *st) {
+  ts_topo *t = tg_new(11);
+  for (uint32_t i = 0; i < 8; i++) tg_link(t, i, 8 + i / 4, 10 * GBs, US / 2);
+  tg_link(t, 8, 10, 10 * GBs, US / 2);
+  tg_link(t, 9, 10, 10 * GBs, US / 2);
+  ts_diag dg;
+  assert_int_equal(topo_finalize(t, &dg), 0);
+  world *w = calloc(1, sizeof *w);
+  w->t = t;
+  assert_int_equal(ts_sim_new(&w->sim), 0);
+  ts_net_config c;
+  ts_net_config_default(&c);
+  c.full_solve = full;
+  assert_int_equal(ts_net_new(t, w->sim, &c, &w->net), 0);
+  uint64_t x = 0x2545f4914f6cdd1dull;
+  uint32_t n = 0;
+  for (int wave = 0; wave < 2; wave++)
+    for (uint32_t i = 0; i < 8; i++)
+      for (uint32_t j = 0; j < 8; j++) {
+        if (i == j) continue;
+        uint32_t li = i / 4, lj = j / 4, p[4], h = 0;
+        p[h++] = 2 * i;
+        if (li != lj) {
+          p[h++] = 16 + 2 * li;
+          p[h++] = 16 + 2 * lj + 1;
+        }
+        p[h++] = 2 * j + 1;
+        uint64_t bytes = 8000000 / (j + 1) + rnd(&x) % 65536;
+        ts_time_ps at = (ts_time_ps)wave * 2000 * US + rnd(&x) % (50 * US);
+        send1(w, p, h, bytes, at, n++);
+      }
+  run(w);
+  ts_net_stats_get(w->net, st);
+  assert_int_equal(st->flows_finished, n);
+  memcpy(out, w->done, n * sizeof *out);
+  w_free(w);
+  free(w);
+}
+
+static void test_skewed_alltoall_vs_full(void **state) {
+  enum { N = 2 * 8 * 7 };
+  ts_time_ps a[N], b[N];
+  ts_net_stats sa, sb;
+  skew_run(0, a, &sa);
+  skew_run(1, b, &sb);
+  for (int i = 0; i < N; i++) {
+    assert_true(a[i] != UINT64_MAX);
+    assert_true(a[i] + 1 >= b[i] && b[i] + 1 >= a[i]);
+  }
+  assert_true(sa.flows_touched < sb.flows_touched);
+}
+
+/* Flows alone on their directions are rated without the heap (the least
+ * capacity on the path), in the same solve as shared ones. A crosses
+ * 50 then 20 GB/s alone: 20 GB/s, 20 MB in 1 ms. B crosses link 2
+ * (30 GB/s) then link 3 (10 GB/s); C only link 2: B gets 10, C the 20
+ * left. B (5 MB) ends at 0.5 ms; that batch's floor is 10 GB/s, so C
+ * (20 GB/s) is re-rated, now alone: 30 GB/s, its 25 - 10 = 15 MB left
+ * drain in 0.5 ms, at 1 ms. Solves: t = 0 (3 flows), 0.5 ms (C). */
+static void test_alone_closed_form(void **state) {
+  world w;
+  ts_topo *t = tg_new(6);
+  tg_link(t, 0, 1, 50 * GBs, 0);
+  tg_link(t, 1, 2, 20 * GBs, 0);
+  tg_link(t, 3, 4, 30 * GBs, 0);
+  tg_link(t, 4, 5, 10 * GBs, 0);
+  tg_done(&w, t, TS_NET_FLOW);
+  uint32_t a[] = {0, 2}, b[] = {4, 6}, c[] = {4};
+  send1(&w, a, 2, 20000000, 0, 0);
+  send1(&w, b, 2, 5000000, 0, 1);
+  send1(&w, c, 1, 25000000, 0, 2);
+  run(&w);
+  assert_int_equal(w.done[0], 1000 * US);
+  assert_int_equal(w.done[1], 500 * US);
+  assert_int_equal(w.done[2], 1000 * US);
+  ts_net_stats s;
+  ts_net_stats_get(w.net, &s);
+  assert_int_equal(s.solves, 2);
+  assert_int_equal(s.flows_touched, 4);
+  w_free(&w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_single_link_exact),
@@ -573,6 +700,9 @@ int main(void) {
       cmocka_unit_test(test_determinism),
       cmocka_unit_test(test_incremental_vs_full),
       cmocka_unit_test(test_component_locality),
+      cmocka_unit_test(test_level_floor),
+      cmocka_unit_test(test_alone_closed_form),
+      cmocka_unit_test(test_skewed_alltoall_vs_full),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

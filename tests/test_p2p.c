@@ -7,6 +7,7 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +66,70 @@ static void nvswitch_striped(void **state) {
   r = run(t, TS_P2P_SENDRECV, g, 2, 0, 64ULL << 20, &o);
   assert_int_equal(r.time, 280020275ULL);
   assert_int_equal(r.net.flows_started, 6);
+  ts_topo_free(t);
+}
+
+/* NCCL's p2p channels (ts_coll_p2p_cap): shift:1 over the 8 GPUs of a
+ * DGX A100 as nccl-tests' sendrecv -g 8, 256 MiB per GPU: 16 channels x
+ * 14 GB/s = 224 GB/s against the 240 GB/s bundle, so each send carries
+ * S x 240 / 224 wire bytes: T = 400 ns + ser(round(S x 15 / 14), 240 GB/s)
+ * and the payload rate is 224 GB/s. 128 MiB runs 8 channels (112 GB/s);
+ * a two-rank pair 16 (224 GB/s) at 64 MiB. */
+static void nccl_p2p_channels(void **state) {
+  (void)state;
+  ts_topo *t = tu_load("topologies/dgx-a100.yaml");
+  uint32_t g[8];
+  char name[32];
+  for (int i = 0; i < 8; i++) {
+    snprintf(name, sizeof name, "dgx0/gpu%d", i);
+    g[i] = gpu(t, name);
+  }
+  ts_p2p_opts o;
+  ts_p2p_opts_default(&o);
+  o.nccl_ranks = 8;
+  uint64_t S = 256ULL << 20;
+  ts_p2p_result r = run(t, TS_P2P_SHIFT, g, 8, 1, S, &o);
+  uint64_t wire = (uint64_t)((double)S * 240.0 / 224.0 + 0.5);
+  assert_int_equal(r.time, 400 * NS + ser(wire, 240e9));
+  assert_true(fabs((double)S / ((double)(r.time - 400 * NS) / 1e12) - 224e9) < 1e6);
+  r = run(t, TS_P2P_SHIFT, g, 8, 1, S / 2, &o);
+  wire = (uint64_t)((double)(S / 2) * 240.0 / 112.0 + 0.5);
+  assert_int_equal(r.time, 400 * NS + ser(wire, 240e9));
+  o.nccl_ranks = 2;
+  r = run(t, TS_P2P_SENDRECV, g, 2, 0, S / 4, &o);
+  wire = (uint64_t)((double)(S / 4) * 240.0 / 224.0 + 0.5);
+  assert_int_equal(r.time, 400 * NS + ser(wire, 240e9));
+  ts_topo_free(t);
+}
+
+/* Seed 002: GPUs on the root ports of a dual-socket server talk through the
+ * CPU's root complex, 26 GB/s for all its P2P traffic (cpu_p2p_bandwidth).
+ * One pair alone gets 26 GB/s (its x16 PCIe 5.0 links are faster); a shift
+ * over socket 0's 4 GPUs puts 4 flows through the one root complex, 6.5
+ * GB/s each: same path latency, so T4 - T1 = 3 S / 26 GB/s. Across sockets
+ * a pair crosses both root complexes and the UPI link: 26 GB/s. */
+static void root_complex_p2p(void **state) {
+  (void)state;
+  ts_topo *t = tu_load("topologies/server-8gpu-pcie.yaml");
+  uint32_t g[4];
+  char name[32];
+  for (int i = 0; i < 4; i++) {
+    snprintf(name, sizeof name, "srv0/gpu%d", i);
+    g[i] = gpu(t, name);
+  }
+  ts_p2p_opts o;
+  ts_p2p_opts_default(&o);
+  const uint64_t S = 1ULL << 30;
+  ts_p2p_result one = run(t, TS_P2P_SENDRECV, g, 2, 0, S, &o);
+  ts_p2p_result four = run(t, TS_P2P_SHIFT, g, 4, 1, S, &o);
+  ts_time_ps lat = one.time - ser(S, 26e9);
+  assert_true(lat > 0 && lat < 5000 * NS); /* two PCIe hops */
+  /* within 2 ps: each time rounds its serialisation up once */
+  ts_time_ps want = lat + ser(S, 26e9 / 4);
+  assert_true(four.time + 2 >= want && four.time <= want + 2);
+  uint32_t x[2] = {g[0], gpu(t, "srv0/gpu4")};
+  ts_p2p_result sys = run(t, TS_P2P_SENDRECV, x, 2, 0, S, &o);
+  assert_true(sys.time > ser(S, 26e9) && sys.time < ser(S, 26e9) + 5000 * NS);
   ts_topo_free(t);
 }
 
@@ -219,7 +284,8 @@ static void pattern_shapes(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(nvswitch_striped),   cmocka_unit_test(oversubscribed_cross_leaf),
+      cmocka_unit_test(nvswitch_striped),   cmocka_unit_test(nccl_p2p_channels),
+      cmocka_unit_test(root_complex_p2p),   cmocka_unit_test(oversubscribed_cross_leaf),
       cmocka_unit_test(incast_quarter),     cmocka_unit_test(downed_spine),
       cmocka_unit_test(flow_vs_chunk),      cmocka_unit_test(deterministic),
       cmocka_unit_test(pattern_shapes),

@@ -48,13 +48,23 @@ static void desktop(void **state) {
   ts_topo_free(t);
 }
 
-/* Dual-socket server, no switches: 8 GPU + 1 NIC PCIe links + 1 UPI link;
- * same socket PHB, across sockets SYS. */
+/* Dual-socket server, no switches: 8 GPU + 1 NIC PCIe links + 1 UPI link,
+ * and one root-complex P2P node per socket on a 26 GB/s PCIe link
+ * (cpu_p2p_bandwidth); same socket PHB, across sockets SYS. */
 static void server_pcie(void **state) {
   (void)state;
   ts_topo *t = load_valid("topologies/server-8gpu-pcie.yaml");
   assert_int_equal(tu_count(t, TS_NODE_GPU, -1), 8);
-  assert_int_equal(links_of(t, TS_LINK_PCIE), 9);
+  assert_int_equal(links_of(t, TS_LINK_PCIE), 11);
+  for (int i = 0; i < 2; i++) {
+    uint32_t id;
+    char name[32];
+    snprintf(name, sizeof name, "srv0/cpu%d-p2p", i);
+    assert_int_equal(ts_topo_find_node(t, name, &id), 0);
+    assert_int_equal(ts_topo_node(t, id)->flags, TS_NODE_F_ROOT_COMPLEX);
+    assert_int_equal(ts_topo_degree(t, id), 1);
+    assert_true(ts_topo_link(t, ts_topo_adj(t, id)[0] >> 1)->bandwidth == 26e9);
+  }
   assert_int_equal(links_of(t, TS_LINK_CPU), 1);
   assert_class(t, "srv0/gpu0", "srv0/gpu3", "PHB");
   assert_class(t, "srv0/gpu0", "srv0/gpu4", "SYS");

@@ -290,8 +290,11 @@ static void test_korthikanti(void **st) {
  * per parameter with d data-parallel ranks: bf16 params + fp32 grads 18
  * without it, 6 + 12/d with it; 16-bit grads 20 and 4 + 16/d (an fp32
  * main-gradient copy joins the 12 optimizer bytes). Seed model, tp 8:
- * P = 4,936,894,464 per GPU; d = 4. fsdp shards like the distributed
- * optimizer over the gradient group; hsdp over its shard group (2 here). */
+ * P = 4,936,894,464 per GPU; d = 4. fsdp shards the optimizer like the
+ * distributed optimizer over the gradient group and keeps the gradient
+ * shard (4P/d) plus, from the first backward to the reduce-scatter, the
+ * unsharded fp32 accumulator (4P; one stage, one chunk); hsdp shards over
+ * its shard group (2 here). */
 static void test_distributed_optimizer_bytes(void **st) {
   (void)st;
   ts_workload *w = load_text(seed_yaml);
@@ -313,7 +316,8 @@ static void test_distributed_optimizer_bytes(void **st) {
   set(w, "distributed_optimizer", "false");
   set(w, "dp_mode", "fsdp");
   assert_int_equal(ts_work_memory(w, 0, &b), 0);
-  assert_int_equal(b.weights + b.grads + b.optimizer, 6 * P + 12 * P / 4);
+  assert_int_equal(b.grads, 4 * P + 4 * P / 4);
+  assert_int_equal(b.weights + b.grads + b.optimizer, 6 * P + 16 * P / 4);
   set(w, "dp_mode", "hsdp");
   set(w, "shard_group", "2");
   assert_int_equal(ts_work_memory(w, 0, &b), 0);
@@ -578,9 +582,10 @@ static void test_cross_node_rings(void **st) {
  * GeLU MLP (2h), a vocabulary of 8 (in and out, 16h) and the final norm
  * (2h): 187,279,360 parameters, 2 bytes each. Scores contract over 192
  * per head, values over 128: attn_value = attn_score x 128/192. Selective
- * recompute re-runs the up projections (2T x (1536*24576 + 512*32768)) and
- * keeps no Q, K, V: the per-layer activations drop by 2(q + k + v)/h sbh
- * = 2 x (24576 + 24576 + 16384)/7168 sbh. */
+ * recompute re-runs the RMSNorms and the up projections (2T x (1536*24576
+ * + 512*32768)) and keeps no Q, K, V and no norm outputs: the per-layer
+ * activations drop by 2(q + k + v)/h sbh = 2 x (24576 + 24576 + 16384)/7168
+ * sbh, plus 4 sbh (the two norm outputs, bf16). */
 static void test_mla(void **st) {
   (void)st;
   ts_workload *w = load_text(
@@ -607,7 +612,7 @@ static void test_mla(void **st) {
   set(w, "recompute", "selective");
   assert_int_equal(ts_work_memory(w, 0, &bs), 0);
   double sbh = 4096.0 * 7168;
-  double drop = 2 * (24576.0 + 24576 + 16384) / 7168 * sbh;
+  double drop = (2 * (24576.0 + 24576 + 16384) / 7168 + 4) * sbh;
   assert_true(fabs((double)b.activations - (double)bs.activations - drop) < 2);
   assert_int_equal(ts_work_ops(w, NULL, 0, 0, &ops, &n), 0);
   double up = 0;

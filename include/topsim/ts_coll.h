@@ -59,7 +59,7 @@ typedef enum ts_coll_algo {
   TS_COLL_HD,     /* recursive halving-doubling (Rabenseifner) */
   TS_COLL_DIRECT, /* one-shot: every rank to every rank */
   TS_COLL_HIER,   /* intra-host RS, per-rail inter-host AR, intra-host AG */
-  TS_COLL_NVLS,   /* NVSwitch reduction/multicast (one host) */
+  TS_COLL_NVLS,   /* NVSwitch reduction/multicast (across hosts: NVLS-tree) */
   TS_COLL_ALGO_COUNT
 } ts_coll_algo;
 
@@ -118,6 +118,16 @@ typedef struct ts_coll_params {
   double ll_max_bw[3];    /* LL busBw cap (bytes/s): 1 host, 2 hosts, more */
   ts_time_ps nvls_latency; /* NVLS hardware latency, once per operation */
   double nvls_efficiency; /* NVLS rate / NVLink rate (switch reduction) */
+  /* NCCL's channels (0 = not modelled): the most it runs on one host, the
+   * per-channel busBw limit by protocol (0 = none beyond the channel's
+   * share of the links), NVLS channels and the cost of one NVLS chunk. */
+  uint32_t max_channels;  /* coll channels (NCCL_MAX_NCHANNELS) */
+  double per_ch_bw[TS_COLL_PROTO_COUNT]; /* bytes/s busBw per ring channel */
+  uint32_t nvls_channels; /* NVLS channels (NCCL_NVLS_NCHANNELS) */
+  ts_time_ps nvls_chunk_cost; /* per NVLS chunk per channel (sync) */
+  ts_time_ps nvls_tree_latency; /* NVLS-tree: per tree level and direction */
+  uint32_t p2p_channels;  /* NCCL p2p channels (per peer on NVLink); 0 off */
+  double p2p_ch_bw;       /* bytes/s one p2p channel moves */
 } ts_coll_params;
 
 /* Cost structure of a parameter set. DEFAULT is the alpha-beta model for
@@ -148,6 +158,18 @@ ts_coll_gpu_gen ts_coll_gpu_gen_from_name(const char *model);
  * bandwidth cap and the NVLS efficiency of that generation. Bandwidths and
  * per-step latencies are left as they are. */
 void ts_coll_params_nccl(ts_coll_params *p, ts_coll_gpu_gen gen);
+
+/* NCCL's channels for one send of `bytes` to a peer, in a communicator of
+ * nranks ranks, on the same host (NVLink/PCIe) or across hosts (its NIC):
+ * the p2p schedule of NCCL 2.18 (enqueue.cc; docs/model.md
+ * "Point-to-point channels"). 0 when p has no p2p channel model. */
+uint32_t ts_coll_p2p_channels(const ts_coll_params *p, int nranks,
+                              int same_host, uint64_t bytes);
+
+/* The throughput NCCL can give that send: channels x p2p_ch_bw, bytes/s,
+ * on one host; 0 (no limit) across hosts, where the NIC binds. */
+double ts_coll_p2p_cap(const ts_coll_params *p, int nranks, int same_host,
+                       uint64_t bytes);
 
 /* Fills *p with the documented defaults (docs in ts_coll_params_default's
  * definition, src/coll/coll_cost.c): AUTO, PROTO_AUTO, 1 channel, no

@@ -47,7 +47,8 @@ typedef struct ts_net_config {
   uint64_t chunk_bytes;       /* chunk: chunk size; default 64 KiB */
   uint64_t port_buffer_bytes; /* chunk: per-port buffer, 0 = unlimited */
   int full_solve;             /* flow, debug: re-solve every flow on every
-                                 change (differential tests only) */
+                                 change through the heap, no shortcuts
+                                 (differential tests only) */
   int bundle_nvswitch;        /* a GPU's NVLinks to its NVSwitch chips act
                                  as one resource (see below); default on */
 } ts_net_config;

@@ -52,9 +52,14 @@ typedef struct ts_p2p_opts {
   int64_t alpha_ps;         /* per-message overhead; < 0: the largest
                                sw_overhead of the planes the path crosses
                                (0 inside a node) */
+  int nccl_ranks;           /* >= 2: each send runs on the channels NCCL
+                               gives a peer in a communicator of this many
+                               ranks, at most channels x 14 GB/s
+                               (ts_coll_p2p_cap); 0: the links' rate */
 } ts_p2p_opts;
 
-/* Defaults: flow fidelity, PXN, no failures, ECMP, alpha from the planes. */
+/* Defaults: flow fidelity, PXN, no failures, ECMP, alpha from the planes,
+ * no NCCL channel limit. */
 void ts_p2p_opts_default(ts_p2p_opts *o);
 
 typedef struct ts_p2p_result {

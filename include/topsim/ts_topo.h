@@ -62,7 +62,12 @@ typedef enum ts_tier {
 
 /* ts_node.flags */
 enum {
-  TS_NODE_F_NVLS = 1u << 0 /* NVSwitch that reduces in the switch (NVLS) */
+  TS_NODE_F_NVLS = 1u << 0, /* NVSwitch that reduces in the switch (NVLS) */
+  /* The peer-to-peer engine of a CPU's root complex (`cpu_p2p_bandwidth`):
+   * a PCIe-switch node hanging off its CPU; every in-host path that passes
+   * through the CPU goes out to it and back, so P2P flows through one root
+   * complex share its link (docs/topology-format.md). */
+  TS_NODE_F_ROOT_COMPLEX = 1u << 1
 };
 #define TS_NO_PLANE 0xFFFFu
 

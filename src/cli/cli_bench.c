@@ -19,6 +19,7 @@
 #include "topsim/ts_p2p.h"
 
 #define BENCH_MIN_PIPELINE_CHUNK 1024u
+enum { CLI_OPT_NCCL_P2P = 0x1E01 }; /* long-only option (after CLI_OPT_MOE) */
 
 typedef struct bench_opts {
   const char *file, *src, *dst, *pattern, *gpus;
@@ -42,6 +43,7 @@ typedef struct bench_opts {
   ts_p2p_opts p2p;
   int moe;                  /* 1 moe_dispatch, 2 moe_combine */
   const char *moe_spec;     /* --moe SPEC (cli_bench_moe.c) */
+  int nccl_p2p;             /* --nccl-p2p: NCCL's p2p channel limit */
 } bench_opts;
 
 static void bench_help(void) {
@@ -102,6 +104,8 @@ static void bench_help(void) {
       "                       topology says\n"
       "  --spray N            spray over at most N paths (default 64)\n"
       "  --no-pxn             send from the GPU's own NIC (default: PXN)\n"
+      "  --nccl-p2p           sendrecv: each send on one host runs on the channels\n"
+      "                       NCCL gives a peer among the chosen GPUs, 14 GB/s each\n"
       "  --alpha TIME         per-message overhead, e.g. 2us; 0us gives a pure\n"
       "                       bandwidth model. sendrecv patterns: per message\n"
       "                       (default: the plane's software overhead, 0 in a\n"
@@ -277,6 +281,7 @@ static int parse_opt(int c, const char *arg, bench_opts *o) {
     o->factor_set = 1;
     return cli_parse_uint("bench", "-f", arg, 1, 1024, &o->factor) ? EX_USAGE : 0;
   case 'P': o->p2p.route.no_pxn = 1; return 0;
+  case CLI_OPT_NCCL_P2P: o->nccl_p2p = 1; return 0;
   case 'H': o->hosts = arg; return 0;
   case 'W': o->fabric = arg; return 0;
   case 'j': o->json = 1; return 0;
@@ -325,6 +330,7 @@ static int parse_opts(int argc, char **argv, bench_opts *o) {
       {"reduction-cost", no_argument, NULL, 'N'},
       {"hosts", required_argument, NULL, 'H'},    {"fabric", required_argument, NULL, 'W'},
       {"moe", required_argument, NULL, CLI_OPT_MOE},
+      {"nccl-p2p", no_argument, NULL, CLI_OPT_NCCL_P2P},
       {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
   int c;
   optind = 1;
@@ -349,8 +355,8 @@ static int parse_opts(int argc, char **argv, bench_opts *o) {
   int rc = check_sizes(o);
   if (rc) return rc;
   if (o->coll) {
-    if (o->src || o->dst || o->pattern)
-      return cli_usage_error("bench", "--src/--dst/--pattern are for sendrecv");
+    if (o->src || o->dst || o->pattern || o->nccl_p2p)
+      return cli_usage_error("bench", "--src/--dst/--pattern/--nccl-p2p are for sendrecv");
     if (o->nodes && o->gpus)
       return cli_usage_error("bench", "give --gpus or --nodes, not both");
     return o->min_bytes > o->max_bytes
@@ -654,6 +660,8 @@ static int run_p2p(const ts_topo *t, bench_opts *o, const uint64_t *sizes,
   uint32_t *set = NULL, n = 0;
   ts_p2p_result last;
   int rc = make_pairs(t, o, &pairs, &set, &n);
+  /* --nccl-p2p: NCCL's p2p channels for a communicator of the n GPUs. */
+  o->p2p.nccl_ranks = o->nccl_p2p ? (int)n : 0;
   if (!rc) rc = sweep(t, o, &pairs, sizes, nsizes, rows, &last);
   if (!rc && o->json) rc = print_json(t, o, n, pairs.count, rows, nsizes);
   if (!rc) {

@@ -118,7 +118,7 @@ int coll_nvls_lower(coll_ctx *c);
 
 /* NCCL cost structure (coll_nccl.c). coll_nccl: whether p uses it.
  * coll_eff: the protocol's payload fraction of the wire for algorithm a on
- * m, with NCCL's caps when p uses them (LL busBw cap, tree LL / LL128
+ * m moving `bytes`, with NCCL's caps (channels by size included) when p uses them (LL busBw cap, tree LL / LL128
  * factors, NVLS efficiency); the lowering and the cost model both use it.
  * coll_startup: latency paid once per operation (launch + base latency, and
  * the NVLS latency), 0 without the NCCL structure. */
@@ -126,7 +126,18 @@ int coll_nvls_lower(coll_ctx *c);
 #define COLL_NCCL_STEPS 8
 int coll_nccl(const ts_coll_params *p);
 double coll_eff(const ts_coll_comm *m, const ts_coll_params *p,
-                ts_coll_algo a, ts_coll_proto q);
+                ts_coll_op op, ts_coll_algo a, ts_coll_proto q,
+                uint64_t bytes);
+/* The ring's aggregate bandwidth per GPU: bw_intra on one host; across
+ * hosts min(bw_intra, bw_inter x the NICs its channels cross). */
+double coll_ring_bw(const ts_coll_comm *m, const ts_coll_params *p);
+/* NCCL's channel count for a ring/tree operation of `bytes` (enqueue.cc):
+ * max_channels, less one while bytes < nc x threads x per-thread bytes. */
+uint32_t coll_channels(const ts_coll_comm *m, const ts_coll_params *p,
+                       ts_coll_algo a, ts_coll_proto q, uint64_t bytes);
+/* NCCL's NVLS chunk size for `bytes` (16-128 KiB). */
+uint64_t coll_nvls_chunk(const ts_coll_comm *m, const ts_coll_params *p,
+                         uint64_t bytes);
 ts_time_ps coll_startup(const ts_coll_params *p, ts_coll_algo a,
                         ts_coll_proto q);
 

@@ -126,7 +126,16 @@ int coll_supported(const ts_coll_comm *m, ts_coll_op op, ts_coll_algo a,
     break;
   case TS_COLL_NVLS:
     ok = reduce_like;
-    if (ok && (m->nhosts != 1 || m->nvls_ep[0] < 0)) {
+    if (ok && m->nhosts > 1) { /* NVLS-tree */
+      int every = hosts_equal(m) && m->host_size[0] >= 2;
+      for (int h = 0; every && h < m->nhosts; h++) every = m->nvls_ep[h] >= 0;
+      if (op != TS_COLL_ALL_REDUCE || !every || !coll_nccl(prm)) {
+        ok = 0;
+        *why = "NVLS across hosts (NVLS-tree) runs all-reduce under NCCL's "
+               "structure, with an NVSwitch and the same number (>= 2) of "
+               "ranks on every host";
+      }
+    } else if (ok && m->nvls_ep[0] < 0) {
       ok = 0;
       *why = "NVLS needs one host with an NVSwitch (ts_coll_comm_set_nvls)";
     } else if (ok && prm->proto != TS_COLL_PROTO_AUTO &&
@@ -188,13 +197,20 @@ double ts_coll_predict(const ts_coll_comm *m, ts_coll_op op, uint64_t bytes,
       coll_supported(m, op, a, prm, &why))
     return -1;
   if (m->n < 2 && op != TS_COLL_SEND_RECV) return 0;
-  double S = (double)bytes, eff = coll_eff(m, prm, a, proto);
+  double S = (double)bytes, eff = coll_eff(m, prm, op, a, proto, bytes);
   double ai = ts_ps_to_s(prm->alpha_intra[proto]);
   double an = ts_ps_to_s(prm->alpha_inter[proto]);
   double bi = prm->bw_intra * eff, bn = prm->bw_inter * eff;
   double t0 = ts_ps_to_s(coll_startup(prm, a, proto));
   if (a == TS_COLL_NVLS) {
     if (proto != TS_COLL_SIMPLE) return -1;
+    if (m->nhosts > 1) { /* NVLS-tree (coll_nvls.c): NVLink and NIC at once */
+      double H = m->nhosts, L = m->host_size[0];
+      double nv = S * (1 + 1 / L) / (prm->bw_nvls * eff);
+      double nic = (m->nhosts == 2 ? 1 : 2 * (H - 1) / H) * S / L / prm->bw_inter;
+      return t0 + 2 * coll_log2_ceil(m->nhosts) * ts_ps_to_s(prm->nvls_tree_latency) +
+             (nv > nic ? nv : nic);
+    }
     double f = op == TS_COLL_ALL_REDUCE ? 1.0 : (m->n - 1.0) / m->n;
     /* NCCL: up and down halves overlap, one NVLS latency (in t0). */
     if (coll_nccl(prm)) /* all-reduce moves S (1 + 1/p) each way */
@@ -215,7 +231,15 @@ double ts_coll_predict(const ts_coll_comm *m, ts_coll_op op, uint64_t bytes,
     return t0 + 2 * ((ppn - 1) * ai + coll_log2_ceil(m->nhosts) * an) +
            2 * S / ((multi ? bn : bi) * prm->tree_efficiency);
   }
-  return t0 + flat_cost(m, op, S, prm, a, multi ? an : ai, multi ? bn : bi);
+  /* A multi-host ring's channels cross hosts on as many NICs as there are
+   * channels rotated over the local ranks (the simulated ring's order). */
+  double bw = multi ? (a == TS_COLL_RING ? coll_ring_bw(m, prm) * eff : bn) : bi;
+  /* A ring crosses hosts on H of its p hops per pass; the others are
+   * NVLink steps (NCCL: nInterSteps x interLat + the rest x intraLat). */
+  double al = !multi ? ai : a == TS_COLL_RING
+                              ? ((m->nhosts) * an + (m->n - m->nhosts) * ai) / m->n
+                              : an;
+  return t0 + flat_cost(m, op, S, prm, a, al, bw);
 }
 
 int ts_coll_choose(const ts_coll_comm *m, ts_coll_op op, uint64_t bytes,

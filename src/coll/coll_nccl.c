@@ -75,27 +75,169 @@ void ts_coll_params_nccl(ts_coll_params *p, ts_coll_gpu_gen gen) {
   unsigned g = (unsigned)gen < 4 ? (unsigned)gen : 0;
   for (int i = 0; i < 3; i++) p->ll_max_bw[i] = llmax[g][i] * 1e9;
   p->nvls_efficiency = nvls_eff[g] > 0 ? nvls_eff[g] : 0.8;
+  /* Channels (docs/model.md "Channels"): coll channels 24 on DGX A100
+   * (NCCL log, nccl-tests#100), 32 on Hopper and Blackwell; LL128 per
+   * channel perChMaxRingLL128Bws; LL per channel fitted once per
+   * generation to the one-node curve's 32 KiB-512 KiB plateau (one CTA's
+   * LL throughput; NCCL has no constant for it); Simple: the channel's
+   * share of the links. NVLS: NVLS_NCHANNELS_SM90 16, SM100 32, and a
+   * per-chunk cost fitted once to the DGX H100 curve (5.3). */
+  static const uint32_t maxch[4] = {16, 24, 32, 32};
+  static const double ll_ch[4] = {6.2, 6.2, 21.0, 42.0};
+  static const double ll128_ch[4] = {20.0, 20.0, 36.7, 40.0};
+  p->max_channels = maxch[g];
+  p->per_ch_bw[TS_COLL_LL] = ll_ch[g] * 1e9;
+  p->per_ch_bw[TS_COLL_LL128] = ll128_ch[g] * 1e9;
+  p->per_ch_bw[TS_COLL_SIMPLE] = 0;
+  p->nvls_channels = g == TS_COLL_GEN_BLACKWELL ? 32 : 16;
+  p->nvls_chunk_cost = (ts_time_ps)(0.65 * us);
+  /* NVLS-tree across hosts: hwLat[NET][NVLS_TREE][Simple] 20.9 us per
+   * tree level up and down (tuning.cc latency 2 log2(nNodes) interLat). */
+  p->nvls_tree_latency = (ts_time_ps)(20.9 * us + 0.5);
+  /* p2p (paths.cc): a peer over NVLink gets 2 channels per NVLink, at most
+   * p2pnChannels = the coll channels rounded up to a power of two, so
+   * the power of two above max_channels (A100 2 x 12 -> 32, H100 32); a
+   * channel moves NCCL_P2P_PER_CHANNEL_NET_BW = 14 GB/s (NCCL's own
+   * per-channel figure, paths.cc). */
+  uint32_t pc = 1;
+  while (pc < p->max_channels) pc *= 2;
+  p->p2p_channels = pc;
+  p->p2p_ch_bw = 14e9;
+}
+
+static uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+uint32_t ts_coll_p2p_channels(const ts_coll_params *p, int nranks,
+                              int same_host, uint64_t bytes) {
+  if (!p || !coll_nccl(p) || p->p2p_channels == 0 || nranks < 2) return 0;
+  uint64_t all = p->p2p_channels, per = all;
+  if (!same_host) { /* max(1 NIC, NIC bandwidth / 14 GB/s), paths.cc */
+    per = p->p2p_ch_bw > 0 ? div_up((uint64_t)p->bw_inter, (uint64_t)p->p2p_ch_bw) : 1;
+    uint64_t q = 1;
+    while (q < per) q *= 2;
+    per = q < all ? q : all;
+  }
+  /* NCCL 2.18 scheduleP2pTasksToPlan: every peer's sends share the
+   * p2pnChannels, at least one per peer and at most four times over. */
+  uint64_t lo = per, hi = per, n = (uint64_t)nranks;
+  while (lo * n > all && lo > 1) lo /= 2;
+  while (hi * n > 4 * all && hi > 1) hi /= 2;
+  /* calcP2pChunkSize: P2P_NVL_CHUNKSIZE 512 KiB (P2P_NET_CHUNKSIZE
+   * 128 KiB across hosts); parts of at least step/8 and at most 32 steps
+   * (one step across hosts); channels double while parts are too big. */
+  uint64_t step = same_host ? 512 * 1024 : 128 * 1024;
+  uint64_t minsz = step / 8, maxsz = same_host ? 32 * step : step;
+  uint64_t nc = lo, sz = div_up(bytes ? bytes : 1, nc);
+  if (sz < minsz) sz = minsz;
+  while (sz > maxsz && nc <= hi / 2) nc *= 2, sz = div_up(bytes, nc);
+  sz = div_up(sz, minsz) * minsz;
+  uint64_t used = div_up(bytes ? bytes : 1, sz);
+  return (uint32_t)(used < nc ? used : nc);
+}
+
+double ts_coll_p2p_cap(const ts_coll_params *p, int nranks, int same_host,
+                       uint64_t bytes) {
+  /* Across hosts 14 GB/s is NCCL's sizing figure for its channel count,
+   * not a measured limit, and the NIC binds in every validated case: no
+   * cap (a 1,024-rank shift would otherwise get one 14 GB/s channel). */
+  if (!same_host) return 0;
+  uint32_t nc = ts_coll_p2p_channels(p, nranks, same_host, bytes);
+  return nc ? nc * p->p2p_ch_bw : 0;
 }
 
 int coll_nccl(const ts_coll_params *p) {
   return p->cost_model == TS_COLL_COST_NCCL;
 }
 
+/* NICs a multi-host ring crosses hosts on: one per channel when the
+ * channels are rotated over the local ranks (TS_COLL_RING_ROTATE, one NIC
+ * per GPU), else every channel leaves through the same GPU and NIC. */
+static double ring_nics(const ts_coll_comm *m, const ts_coll_params *p) {
+  if (p->ring_order != TS_COLL_RING_ROTATE) return 1;
+  int L = m->host_size[0];
+  for (int h = 1; h < m->nhosts; h++)
+    if (m->host_size[h] < L) L = m->host_size[h];
+  return p->channels < (uint32_t)L ? (double)p->channels : (double)L;
+}
+
+double coll_ring_bw(const ts_coll_comm *m, const ts_coll_params *p) {
+  if (m->nhosts <= 1) return p->bw_intra;
+  double agg = p->bw_inter * ring_nics(m, p);
+  return agg < p->bw_intra ? agg : p->bw_intra;
+}
+
+uint32_t coll_channels(const ts_coll_comm *m, const ts_coll_params *p,
+                       ts_coll_algo a, ts_coll_proto q, uint64_t bytes) {
+  /* enqueue.cc: nt threads per channel (LL 512, LL128 640, Simple 512) and
+   * a per-thread threshold (LL 8, LL128 8, Simple 64 bytes; ring LL x
+   * nRanks, tuning.cc); a channel is dropped while bytes < nc nt thr. */
+  static const uint64_t nt[3] = {512, 640, 512}, thr[3] = {8, 8, 64};
+  uint64_t nc = p->max_channels, t = nt[q] * thr[q];
+  if (a == TS_COLL_RING && q == TS_COLL_LL) t *= (uint64_t)m->n;
+  while (nc > 1 && bytes < nc * t) nc--;
+  return (uint32_t)nc;
+}
+
+/* NVLS chunk by size (enqueue.cc calcCollChunking): nvlsChunkSize 128 KiB,
+ * cut to 64 / 32 / 16 KiB below 64 / 8 / 2 x (channels x heads) chunks. */
+uint64_t coll_nvls_chunk(const ts_coll_comm *m, const ts_coll_params *p,
+                         uint64_t bytes) {
+  uint64_t ops = (uint64_t)p->nvls_channels * (uint64_t)m->host_size[0];
+  uint64_t c = 128 * 1024;
+  if (bytes < 64 * ops * c) c = 65536;
+  if (bytes < 8 * ops * c) c = 32768;
+  if (bytes < 2 * ops * c) c = 16384;
+  return c;
+}
+
+/* Every NVLS chunk costs nvls_chunk_cost on its channel besides its bytes
+ * at the channel's rate r: throughput c / (c + r o). nvls_efficiency is the
+ * rate at the full 128 KiB chunk, so the factor is relative to that. */
+static double nvls_chunk_factor(const ts_coll_comm *m, const ts_coll_params *p,
+                                double e, uint64_t bytes) {
+  if (p->nvls_chunk_cost <= 0 || p->nvls_channels == 0) return 1;
+  double r = p->bw_nvls * e / p->nvls_channels;
+  double x = r * ts_ps_to_s(p->nvls_chunk_cost), full = 128.0 * 1024;
+  double c = (double)coll_nvls_chunk(m, p, bytes);
+  return c / (c + x) * (full + x) / full;
+}
+
 double coll_eff(const ts_coll_comm *m, const ts_coll_params *p,
-                ts_coll_algo a, ts_coll_proto q) {
+                ts_coll_op op, ts_coll_algo a, ts_coll_proto q,
+                uint64_t bytes) {
   double e = p->efficiency[q];
   if (!coll_nccl(p)) return e;
-  if (a == TS_COLL_NVLS) return e * p->nvls_efficiency;
+  if (op == TS_COLL_SEND_RECV && p->root >= 0 && p->root < m->n &&
+      p->peer >= 0 && p->peer < m->n) { /* NCCL's p2p channels */
+    int same = m->host[p->root] == m->host[p->peer];
+    double bw = same ? p->bw_intra : p->bw_inter;
+    double cap = ts_coll_p2p_cap(p, m->n, same, bytes);
+    return cap > 0 && bw > 0 && cap / bw < e ? cap / bw : e;
+  }
+  if (a == TS_COLL_NVLS) {
+    e *= p->nvls_efficiency;
+    return e * nvls_chunk_factor(m, p, e, bytes);
+  }
   if (a == TS_COLL_TREE) {
     /* NCCL: tree LL busBw / 3.8, LL128 x 7/9 inside one node. */
     if (q == TS_COLL_LL) e = 1.0 / 3.8;
     if (q == TS_COLL_LL128 && m->nhosts == 1) e = 7.0 / 9.0;
   }
+  /* The LL cap is on the operation's busBw: all channels together, so
+   * against the ring's aggregate bandwidth (every NIC it crosses). */
+  double bw = a == TS_COLL_TREE && m->nhosts > 1 ? p->bw_inter : coll_ring_bw(m, p);
   if (q == TS_COLL_LL) {
     int i = m->nhosts <= 1 ? 0 : m->nhosts == 2 ? 1 : 2;
-    double bw = m->nhosts > 1 ? p->bw_inter : p->bw_intra;
     if (bw > 0 && p->ll_max_bw[i] > 0 && p->ll_max_bw[i] / bw < e)
       e = p->ll_max_bw[i] / bw;
+  }
+  /* Channels: nc(bytes) channels, each carrying at most max(per_ch_bw,
+   * its even share of the links) (tuning.cc busBw = nChannels x bw). */
+  if (a == TS_COLL_RING && p->max_channels > 0 && bw > 0) {
+    double nc = coll_channels(m, p, a, q, bytes);
+    double share = bw * p->efficiency[q] / p->max_channels;
+    double ch = p->per_ch_bw[q] > share ? p->per_ch_bw[q] : share;
+    if (nc * ch / bw < e) e = nc * ch / bw;
   }
   return e;
 }

@@ -365,7 +365,7 @@ int ts_coll_lower(const ts_coll_comm *comm, ts_coll_op op, uint64_t bytes,
   /* The lowering sees the effective efficiency of the chosen pair (NCCL's
    * caps), so the simulated time matches the choice that was made. */
   ts_coll_params eff = *params;
-  eff.efficiency[proto] = coll_eff(comm, params, algo, proto);
+  eff.efficiency[proto] = coll_eff(comm, params, op, algo, proto, bytes);
   coll_ctx c = {comm, &eff, pl, op, bytes, flags, d};
   rc = lowerers[algo](&c);
   if (!rc) rc = pl->err;

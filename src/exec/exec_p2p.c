@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec/exec.h"
 #include "exec/exec_path.h"
 #include "topsim/ts_budget.h"
 #include "topsim/ts_exec.h"
@@ -127,6 +128,23 @@ static void on_done(ts_net *net, void *ctx, uint64_t tag) {
   r->done++;
 }
 
+/* Bytes on the wire for a send NCCL's channels limit: the path's rate
+ * over the channels' cap times the bytes, so the flow model's fair shares
+ * see the limit (as coll's protocol efficiency does). */
+static uint64_t nccl_wire(const ts_topo *t, const ts_net *net,
+                          const ts_p2p_opts *o, uint32_t src, uint32_t dst,
+                          uint64_t bytes, const ts_path *paths, uint32_t k) {
+  if (o->nccl_ranks < 2) return bytes;
+  ts_coll_params prm;
+  ts_coll_params_default(&prm);
+  exec_coll_params(t, net, src, &prm);
+  int same = ts_topo_node(t, src)->host == ts_topo_node(t, dst)->host;
+  double cap = ts_coll_p2p_cap(&prm, o->nccl_ranks, same, bytes);
+  double rate = exec_path_rate(net, paths, k);
+  if (!(cap > 0) || rate <= cap) return bytes;
+  return (uint64_t)((double)bytes * rate / cap + 0.5);
+}
+
 /* Routes one pair and starts its transfer (split over paths if spraying or
  * crossing NVSwitch chips). */
 static int start_pair(const ts_topo *t, ts_route *rt, ts_net *net,
@@ -138,7 +156,8 @@ static int start_pair(const ts_topo *t, ts_route *rt, ts_net *net,
   if (rc) return rc;
   ts_time_ps alpha = o->alpha_ps >= 0 ? (ts_time_ps)o->alpha_ps
                                       : exec_path_alpha(t, &paths[0]);
-  rc = exec_path_send(net, paths, k, bytes, alpha, on_done, run, flow);
+  rc = exec_path_send(net, paths, k, nccl_wire(t, net, o, src, dst, bytes, paths, k),
+                      alpha, on_done, run, flow);
   if (rc)
     ts_diag_set(d, rc, NULL, 0, 0, "cannot send from '%s' to '%s': %s",
                 ts_topo_node_name(t, src), ts_topo_node_name(t, dst),
@@ -172,7 +191,9 @@ static int run_pairs(const ts_topo *t, const ts_p2p_pairs *pairs,
   out->min_time = run.first;
   ts_net_stats_get(net, &out->net);
   ts_sim_stats_get(sim, &out->sim);
-  out->bytes = out->net.bytes_delivered;
+  /* payload: with an NCCL channel limit the wire carries more */
+  out->bytes = o->nccl_ranks >= 2 ? (uint64_t)pairs->count * bytes
+                                  : out->net.bytes_delivered;
   return 0;
 }
 

@@ -146,6 +146,12 @@ int exec_path_send(ts_net *net, const ts_path *paths, uint32_t k,
                               alpha, fn, ctx, tag);
 }
 
+double exec_path_rate(const ts_net *net, const ts_path *paths, uint32_t k) {
+  double r = 0;
+  for (uint32_t i = 0; i < k; i++) r += path_bottleneck(net, &paths[i]);
+  return r;
+}
+
 ts_time_ps exec_path_alpha(const ts_topo *t, const ts_path *p) {
   ts_time_ps a = 0;
   for (uint32_t i = 0; i < p->len; i++) {

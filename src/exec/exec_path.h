@@ -47,4 +47,8 @@ int exec_path_send(ts_net *net, const ts_path *paths, uint32_t k,
  * it stays inside a node). */
 ts_time_ps exec_path_alpha(const ts_topo *t, const ts_path *p);
 
+/* The rate k paths give a transfer alone: the sum of their bottlenecks
+ * (bytes/s). */
+double exec_path_rate(const ts_net *net, const ts_path *paths, uint32_t k);
+
 #endif

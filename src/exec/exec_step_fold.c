@@ -11,9 +11,10 @@
  * its NVLinks, so its collectives never meet other traffic and its members
  * arrive together when their programs and inputs are equal).
  *
- * Proof on the real routes, lazily. Whenever a plan of class 0 is lowered
- * (a group collective or a pipeline send), the same plan of every other
- * class is lowered too and each transfer of class k is routed exactly as
+ * Proof on the real routes, before the run. Every plan class 0 will run
+ * (each rank's first pipeline send per direction, each collective of each
+ * class-0 group at every stream ordinal) is lowered, with the same plan of
+ * every other class, and each transfer of class k is routed exactly as
  * the executor would route it (ECMP hashes the GPU ids, so class k may well
  * cross another spine than class 0). Hop h of class k's path must map to
  * hop h of class 0's: the map phi (image direction -> class-0 direction)
@@ -22,7 +23,9 @@
  * overhead, and no direction may be used by two classes. Then the flows of
  * class k are an isomorphic image of class 0's on disjoint links: the same
  * rates, the same times. The first transfer that breaks this refuses the
- * fold; ts_step_run then starts the step again without it.
+ * fold (F->why names it) and the step runs unfolded. A plan first lowered
+ * during the run (none should be) is proven then; if that refuses,
+ * ts_step_run starts the step again without folding.
  *
  * Mirroring. Rank finishes, breakdowns and bytes are copied from the
  * representative; every image direction receives its class-0 direction's
@@ -30,7 +33,8 @@
  * are added; counters of collectives and transfers are scaled by the
  * class count. Off with ts_step_opts.exact, chunk fidelity and whenever the
  * fast path is off (tracing, free_comm, timed failures).
- * Cost: O(ranks x group kinds) checks up front; per distinct plan, one
+ * Cost: O(ranks x group kinds + collective ordinals x members) checks up
+ * front; per distinct plan, one
  * route per transfer per class (what the full run routes anyway);
  * O(directions) to mirror. Memory: 6 bytes per direction. */
 #include <stdarg.h>
@@ -40,8 +44,6 @@
 
 #include "exec/exec.h"
 #include "exec/exec_path.h"
-
-#define FOLD_NONE UINT32_MAX
 
 /* Says why the fold is off (the first reason only; it replaces "on: ...").
  * Returns 0. */

@@ -19,6 +19,11 @@
  * Pipeline sends are asynchronous (isend); the receiver blocks. A send of
  * one transfer is posted at once (exec_coll_send1) unless opts.exact.
  *
+ * Folding (exec_step_fold.c): when the members of every TP group provably
+ * see the same traffic on disjoint links, only member 0 of each runs (TP
+ * rendezvous of one, other groups' counts scaled by the TP size) and
+ * unfold() copies its results to the others at the end.
+ *
  * Accounting: a wait on a collective of dimension d adds to exposed[d]; a
  * wait on a pipeline receive is bubble until the sender sent, exposed PP
  * after. Deterministic: ranks start in rank order, group members resume in
@@ -78,6 +83,8 @@ typedef struct step_state {
   exec_fast fast;
   exec_fold fold;
   int nofold;                    /* folding refused: the rerun */
+  uint64_t cross[TS_DIM_COUNT];  /* bytes leaving the host, all ranks: an
+                                    integer sum, exact in any order */
   ts_step_progs sp;
   step_rank *rank;
   step_msg *msg;
@@ -350,7 +357,7 @@ static bool ahead_step(step_state *S, uint32_t r, const ts_step_ins *in) {
   if (in->op == TS_SI_COLL) {
     R->pc++;
     S->res->rank_bytes[(size_t)r * TS_DIM_COUNT + exec_dim_of(in->group)] += in->sent;
-    S->res->cross_node_mean[exec_dim_of(in->group)] += (double)in->cross;
+    S->cross[exec_dim_of(in->group)] += in->cross;
     ahead_issue(S, r, in->group);
     return true;
   }
@@ -450,7 +457,7 @@ static void pp_deliver(step_state *S, uint32_t r, uint32_t slot) {
 static void account(step_state *S, uint32_t r, const ts_step_ins *in,
                     uint32_t dim, bool cross) {
   S->res->rank_bytes[(size_t)r * TS_DIM_COUNT + dim] += in->sent;
-  S->res->cross_node_mean[dim] += cross ? (double)in->sent : (double)in->cross;
+  S->cross[dim] += cross ? in->sent : in->cross;
 }
 
 /* Duration of a compute segment of `val` on rank r: a straggler GPU
@@ -694,7 +701,7 @@ static void unfold(step_state *S) {
            &S->res->rank_bytes[(size_t)q * TS_DIM_COUNT],
            TS_DIM_COUNT * sizeof *S->res->rank_bytes);
   }
-  for (int k = 0; k < TS_DIM_COUNT; k++) S->res->cross_node_mean[k] *= S->fold.T;
+  for (int k = 0; k < TS_DIM_COUNT; k++) S->cross[k] *= S->fold.T;
 }
 
 /* True when link a ranks above b: busier, then more bytes, then lower id. */
@@ -749,7 +756,7 @@ static void breakdowns(step_state *S) {
   for (int k = 0; k < TS_DIM_COUNT; k++) {
     r->bytes_critical[k] = r->rank_bytes[(size_t)r->critical_rank * TS_DIM_COUNT + k];
     r->bytes_mean[k] /= n ? n : 1;
-    r->cross_node_mean[k] /= n ? n : 1;
+    r->cross_node_mean[k] = (double)S->cross[k] / (n ? n : 1);
   }
 }
 

@@ -20,12 +20,16 @@
  *
  *   - after each solve every rated flow remembers its bottleneck direction;
  *     a batch of departures that frees no remembered bottleneck leaves the
- *     rates max-min fair and costs no solve (flow_still_fair).
+ *     rates max-min fair and costs no solve (flow_still_fair);
+ *   - a batch made only of departures re-rates only flows rated at least
+ *     the least departed rate (flow_floor): slower flows keep their rates.
  *
  * Costs: start O(hops); drain O(hops); a solve touches only the connected
  * component (flows linked through shared directions) of the dirty
  * directions: O(F_c * hops + D_c log D_c) for F_c flows over D_c
- * directions. Unrelated flows cost nothing. Upgrade path if one giant component makes
+ * directions; after departures only the part of it linked through flows at
+ * least as fast as the slowest departed one. Unrelated flows cost nothing.
+ * Upgrade path if one giant component makes
  * solves slow: bound the re-solve to flows whose bottleneck share can move
  * (SimGrid's "selective update" goes the same way), or solve in parallel. */
 #include <math.h>
@@ -83,6 +87,8 @@ typedef struct flow_state {
   uint32_t stamp;
   int resolve_pending;
   int dirty_hard;       /* a flow entered or a capacity changed */
+  double level;         /* least rate of the flows that left since the
+                           last resolve; INFINITY when none did */
 } flow_state;
 
 static flow_state *fs_of(ts_net *net) { return net->bstate; }
@@ -199,9 +205,43 @@ static void flow_settle(ts_net *net, flow *f) {
   f->t_last = now;
 }
 
+/* Walks direction d's flows: those rated at least `floor` join the
+ * component (their new directions queued in cdirs), the others keep their
+ * rates, which come off d's capacity. Leaves d's capacity left and
+ * component flow count in rem / nun for flow_fill. */
+static int flow_collect_dir(ts_net *net, uint32_t d, double floor) {
+  flow_state *s = fs_of(net);
+  uint32_t st = s->stamp, nun = 0;
+  double fixed = 0;
+  for (uint32_t m = s->dirs[d].head; m != NET_NONE; m = s->mem[m].next) {
+    flow *f = &s->flows[s->mem[m].flow];
+    if (f->rate < floor) {
+      fixed += f->rate;
+      continue;
+    }
+    nun++;
+    if (f->mark == st) continue;
+    f->mark = st;
+    if (net_grow((void **)&s->cflows, &s->cflows_cap, s->ncflows + 1,
+                 sizeof *s->cflows))
+      return TS_ENOMEM;
+    s->cflows[s->ncflows++] = s->mem[m].flow;
+    for (uint32_t h = 0; h < f->hops; h++) {
+      uint32_t e = s->mem[f->m0 + h].dir;
+      if (s->dirs[e].mark == st) continue;
+      s->dirs[e].mark = st;
+      s->cdirs[s->ncdirs++] = e;
+    }
+  }
+  s->dirs[d].nun = nun;
+  s->dirs[d].rem = net->dirs[d].cap - fixed;
+  return 0;
+}
+
 /* Collects the component of the dirty directions (or of every busy
- * direction under full_solve) into cdirs / cflows. */
-static int flow_collect(ts_net *net) {
+ * direction under full_solve) into cdirs / cflows, linked only through
+ * flows rated at least `floor` (0: every flow). */
+static int flow_collect(ts_net *net, double floor) {
   flow_state *s = fs_of(net);
   uint32_t st = ++s->stamp;
   s->ncdirs = s->ncflows = 0;
@@ -222,25 +262,33 @@ static int flow_collect(ts_net *net) {
   }
   for (uint32_t i = 0; i < s->ndirty; i++) s->dirs[s->dirty[i]].dirty = 0;
   s->ndirty = 0;
-  for (uint32_t i = 0; i < s->ncdirs; i++) {
-    for (uint32_t m = s->dirs[s->cdirs[i]].head; m != NET_NONE;
-         m = s->mem[m].next) {
-      flow *f = &s->flows[s->mem[m].flow];
-      if (f->mark == st) continue;
-      f->mark = st;
-      if (net_grow((void **)&s->cflows, &s->cflows_cap, s->ncflows + 1,
-                   sizeof *s->cflows))
-        return TS_ENOMEM;
-      s->cflows[s->ncflows++] = s->mem[m].flow;
-      for (uint32_t h = 0; h < f->hops; h++) {
-        uint32_t e = s->mem[f->m0 + h].dir;
-        if (s->dirs[e].mark == st) continue;
-        s->dirs[e].mark = st;
-        s->cdirs[s->ncdirs++] = e;
-      }
-    }
-  }
+  for (uint32_t i = 0; i < s->ncdirs; i++)
+    if (flow_collect_dir(net, s->cdirs[i], floor)) return TS_ENOMEM;
   return 0;
+}
+
+/* A flow that no other collected flow shares a direction with gets what
+ * progressive filling would give it without the heap: the least capacity
+ * left on its path (the first of its directions to pop, least (key, id)),
+ * which is its bottleneck. Its directions leave the filling (nun 0). Same
+ * arithmetic as the heap path (share = rem / 1), so the same bits; a ring
+ * step's flows, each alone on its links, skip the heap entirely.
+ * full_solve keeps every flow on the heap path (the reference). */
+static void flow_fill_alone(flow_state *s, uint32_t fi) {
+  flow *f = &s->flows[fi];
+  uint32_t b = NET_NONE;
+  for (uint32_t h = 0; h < f->hops; h++) {
+    uint32_t d = s->mem[f->m0 + h].dir;
+    if (s->dirs[d].nun != 1) return;
+    if (b == NET_NONE || s->dirs[d].rem < s->dirs[b].rem ||
+        (s->dirs[d].rem == s->dirs[b].rem && d < b))
+      b = d;
+  }
+  double rem = s->dirs[b].rem;
+  f->frozen = s->stamp;
+  f->new_rate = rem > 0 ? rem : 0;
+  f->bneck = b;
+  for (uint32_t h = 0; h < f->hops; h++) s->dirs[s->mem[f->m0 + h].dir].nun = 0;
 }
 
 /* Progressive filling over the collected component: the direction with
@@ -255,11 +303,12 @@ static void flow_fill(ts_net *net) {
   flow_state *s = fs_of(net);
   uint32_t st = s->stamp;
   s->nheap = 0;
+  for (uint32_t i = 0; !net->cfg.full_solve && i < s->ncflows; i++)
+    flow_fill_alone(s, s->cflows[i]);
   for (uint32_t i = 0; i < s->ncdirs; i++) {
     uint32_t d = s->cdirs[i];
     fdir *fd = &s->dirs[d];
-    fd->rem = net->dirs[d].cap;
-    fd->nun = net->dirs[d].active;
+    if (!fd->nun) continue; /* only kept flows: nothing to share */
     fd->key = fd->rem / fd->nun;
     heap_push(s, d);
   }
@@ -277,7 +326,7 @@ static void flow_fill(ts_net *net) {
     if (!fd->nun) continue;
     for (uint32_t m = fd->head; m != NET_NONE; m = s->mem[m].next) {
       flow *f = &s->flows[s->mem[m].flow];
-      if (f->frozen == st) continue;
+      if (f->frozen == st || f->mark != st) continue; /* done or kept */
       f->frozen = st;
       f->new_rate = share;
       f->bneck = d;
@@ -308,6 +357,23 @@ static int flow_still_fair(ts_net *net) {
       if (s->dirs[b].dirty) return 0;
     }
   return 1;
+}
+
+/* Rates below which flows provably keep their rates in this solve. After
+ * a batch made only of departures whose least rate is L, the progressive
+ * filling of the new flow set runs exactly as the last one did below
+ * level L: a direction saturating below L carried no departed flow (it
+ * would have frozen that flow below its rate), so its load is the same at
+ * every level below L. Every flow rated below L therefore keeps its rate
+ * and those flows are the filling's prefix; the rest is the filling of the
+ * remaining capacity, which flow_collect splits further into components
+ * linked only through flows rated L or more. The floor sits NET_EPS below
+ * L so that float noise never fixes a flow rated L. Any other batch
+ * (arrivals, capacity changes, full_solve): 0, every flow. */
+static double flow_floor(const ts_net *net) {
+  const flow_state *s = net->bstate;
+  if (s->dirty_hard || net->cfg.full_solve || !isfinite(s->level)) return 0;
+  return s->level * (1 - NET_EPS);
 }
 
 static void flow_drain_ev(ts_sim *sim, void *ctx, uint64_t arg);
@@ -342,12 +408,16 @@ static void flow_resolve_ev(ts_sim *sim, void *ctx, uint64_t arg) {
   if (flow_still_fair(net)) { /* departures only, no bottleneck freed */
     for (uint32_t i = 0; i < s->ndirty; i++) s->dirs[s->dirty[i]].dirty = 0;
     s->ndirty = 0;
+    s->level = INFINITY;
     net->st.solves_skipped++;
     return;
   }
+  double floor = flow_floor(net);
   s->dirty_hard = 0;
-  NET_ASSERT(flow_collect(net) == 0, "out of memory collecting a component");
-  if (s->ncdirs == 0) return;
+  s->level = INFINITY;
+  NET_ASSERT(flow_collect(net, floor) == 0,
+             "out of memory collecting a component");
+  if (s->ncflows == 0) return;
   flow_fill(net);
   for (uint32_t i = 0; i < s->ncflows; i++) flow_apply(net, s->cflows[i]);
   net->st.solves++;
@@ -376,6 +446,7 @@ static void flow_deliver_ev(ts_sim *sim, void *ctx, uint64_t arg) {
 static void flow_finish(ts_net *net, uint32_t fi) {
   flow_state *s = fs_of(net);
   flow *f = &s->flows[fi];
+  if (f->bytes && f->rate < s->level) s->level = f->rate;
   for (uint32_t h = 0; f->bytes && h < f->hops; h++) {
     member *m = &s->mem[f->m0 + h];
     if (m->prev != NET_NONE) s->mem[m->prev].next = m->next;
@@ -575,6 +646,7 @@ static int flow_init(ts_net *net) {
   if (!s) return TS_ENOMEM;
   net->bstate = s;
   s->flow_free = NET_NONE;
+  s->level = INFINITY;
   for (uint32_t i = 0; i <= TS_NET_MAX_HOPS; i++) s->mem_free[i] = NET_NONE;
   size_t nd = net->ndirs ? net->ndirs : 1;
   s->dirs = calloc(nd, sizeof *s->dirs);

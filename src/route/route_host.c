@@ -327,7 +327,21 @@ static bool host_link(uint8_t k) {
   return k == TS_LINK_PCIE || k == TS_LINK_C2C || k == TS_LINK_CPU;
 }
 
-/* Appends queue entry q's path (from the BFS tree) in source order. */
+/* The live direction from CPU u to its root-complex P2P node
+ * (TS_NODE_F_ROOT_COMPLEX), or UINT32_MAX. O(degree of u). */
+static uint32_t root_complex_dir(const route_walk *w, uint32_t u) {
+  const ts_topo *t = w->t;
+  if (t->nodes[u].kind != TS_NODE_CPU) return UINT32_MAX;
+  for (uint32_t i = t->adj_off[u]; i < t->adj_off[u + 1]; i++)
+    if ((t->nodes[w->r->adj_head[i]].flags & TS_NODE_F_ROOT_COMPLEX) &&
+        route_live(w->r, t->adj[i] >> 1))
+      return t->adj[i];
+  return UINT32_MAX;
+}
+
+/* Appends queue entry q's path (from the BFS tree) in source order. A path
+ * that passes through a CPU with a root-complex P2P node goes out to it and
+ * back there, so every such flow crosses that one shared link. */
 static int host_emit(route_walk *w, const uint32_t *qdir, const uint32_t *qfrom,
                      uint32_t q) {
   uint32_t rev[TS_ROUTE_MAX_HOPS], n = 0;
@@ -336,8 +350,13 @@ static int host_emit(route_walk *w, const uint32_t *qdir, const uint32_t *qfrom,
       return route_fail(w, "in-host path is over %d hops", TS_ROUTE_MAX_HOPS);
     rev[n++] = qdir[q];
   }
-  while (n)
-    if (route_append(w, rev[--n])) return TS_EINVALID;
+  while (n) {
+    uint32_t d = rev[--n];
+    if (route_append(w, d)) return TS_EINVALID;
+    uint32_t rc = n ? root_complex_dir(w, ts_topo_dir_head(w->t, d)) : UINT32_MAX;
+    if (rc != UINT32_MAX && (route_append(w, rc) || route_append(w, rc ^ 1u)))
+      return TS_EINVALID;
+  }
   return 0;
 }
 

@@ -47,6 +47,7 @@ typedef struct topo_tmpl {
   uint16_t model;          /* GPU model or UINT16_MAX when no GPUs */
   uint32_t cpus;
   link_params cpu_link;
+  double cpu_p2p_bw;       /* root complex P2P limit, bytes/s; 0 = none */
   uint32_t pcie_count;
   att_ref *pcie_attach;    /* parent CPU of each switch */
   link_params pcie_link;

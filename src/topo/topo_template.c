@@ -15,7 +15,7 @@
 #include "topo/topo_load.h"
 
 static const char *const tmpl_keys[] = {"gpu_model", "cpus", "cpu_link",
-                                        "pcie_switches", "gpus", "nics",
+                                        "cpu_p2p_bandwidth", "pcie_switches", "gpus", "nics",
                                         "nvlink", "power", "description", NULL};
 
 /* Parses "cpu3" / "pcie1" into a reference checked against the counts. */
@@ -103,7 +103,9 @@ static int parse_link(const sc_ctx *c, const topo_ynode *map, link_params *lp) {
 static int parse_cpus(topo_loader *L, const topo_ynode *m, topo_tmpl *tm) {
   const sc_ctx *c = &L->sc;
   tm->cpus = 1;
-  if (sc_uint(c, m, "cpus", false, 1, 64, &tm->cpus)) return TS_ESCHEMA;
+  if (sc_uint(c, m, "cpus", false, 1, 64, &tm->cpus) ||
+      sc_bandwidth(c, m, "cpu_p2p_bandwidth", false, &tm->cpu_p2p_bw))
+    return TS_ESCHEMA;
   const topo_ynode *cl = topo_ymap_get(m, "cpu_link");
   if (!cl) {
     if (tm->cpus > 1)
@@ -468,6 +470,24 @@ static void add_cpus_and_pcie(ts_topo *t, const topo_tmpl *tm, const char *name,
   }
 }
 
+/* One root-complex P2P node per CPU (TS_NODE_F_ROOT_COMPLEX), linked to it
+ * at cpu_p2p_bw, when the template declares the limit. Added after every
+ * other device so the local indices of PCIe switches stay as they were. */
+static void add_root_complexes(ts_topo *t, const topo_tmpl *tm, const char *name,
+                               const ts_node *base, const host_ids *h) {
+  if (!(tm->cpu_p2p_bw > 0)) return;
+  for (uint32_t i = 0; i < tm->cpus; i++) {
+    ts_node p = *base;
+    p.kind = TS_NODE_PCIE_SW;
+    p.local = (int16_t)(tm->pcie_count + i);
+    p.numa = t->nodes[h->cpu0 + i].numa;
+    p.flags = TS_NODE_F_ROOT_COMPLEX;
+    uint32_t id = topo_add_node(t, &p, "%s/cpu%u-p2p", name, i);
+    if (id == TOPO_BAD_ID) return;
+    topo_add_link(t, id, h->cpu0 + i, TS_LINK_PCIE, 1, tm->cpu_p2p_bw, 0, TS_NO_PLANE);
+  }
+}
+
 static void add_gpus(ts_topo *t, const topo_tmpl *tm, const char *name,
                      const ts_node *base, host_ids *h) {
   h->gpu0 = t->node_count;
@@ -535,8 +555,9 @@ void topo_template_size(const topo_tmpl *tm, uint64_t *devices, uint64_t *links)
   uint64_t nics = 0;
   for (uint32_t g = 0; g < tm->nic_groups; g++) nics += tm->nics[g].count;
   uint64_t sw = tm->nvl == NVL_SWITCH ? tm->nvl_switches : 0;
-  *devices = (uint64_t)tm->cpus + tm->pcie_count + tm->gpu_count + nics + sw;
-  *links = (tm->cpus ? tm->cpus - 1u : 0u) + (uint64_t)tm->pcie_count +
+  uint64_t rc = tm->cpu_p2p_bw > 0 ? tm->cpus : 0;
+  *devices = (uint64_t)tm->cpus + tm->pcie_count + tm->gpu_count + nics + sw + rc;
+  *links = rc + (tm->cpus ? tm->cpus - 1u : 0u) + (uint64_t)tm->pcie_count +
            tm->gpu_count + nics +
            (tm->nvl == NVL_PAIRS ? tm->pair_count : sw * tm->gpu_count);
 }
@@ -551,5 +572,6 @@ int topo_template_instantiate(topo_loader *L, const topo_tmpl *tm,
   add_gpus(t, tm, name, &base, &h);
   add_nics(t, tm, name, &base, &h);
   add_nvlink(t, tm, name, &base, &h);
+  add_root_complexes(t, tm, name, &base, &h);
   return t->oom ? TS_ENOMEM : 0;
 }

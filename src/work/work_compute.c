@@ -238,6 +238,25 @@ static void mla_up_op(op_list *L, uint32_t layer) {
        A.proj_split / t * wb + 2 * T * A.latent + 2 * T * out, EFF_GEMM);
 }
 
+/* Elementwise re-runs before a layer's backward: DeepSeek-V3's RMSNorms
+ * under MLA selective recompute (section 3.2.3), and the routed experts'
+ * activation function under recompute_moe_act (section 3.3.2), each at
+ * its forward cost. */
+static void elementwise_recompute(op_list *L, uint32_t layer, double share) {
+  const work_cfg *c = L->c;
+  double t = c->tp, T = (double)c->micro_batch * c->seq_len / c->cp;
+  double h = c->hidden, sp = c->sequence_parallel ? t : 1;
+  if (c->recompute == WORK_RC_SELECTIVE && c->kv_lora)
+    push(L, TS_OP_LAYERNORM, TS_PHASE_RECOMPUTE, (int32_t)layer,
+         10 * T * h / sp, 8 * T * h / sp, EFF_GEMM);
+  if (c->recompute_moe_act && work_layer_is_moe(c, layer)) {
+    double up = c->activation == WORK_SWIGLU ? 2 : 1;
+    double tok = share * c->ep * c->top_k * T, fl = c->expert_ffn_hidden;
+    push(L, TS_OP_MLP_ACT, TS_PHASE_RECOMPUTE, (int32_t)layer,
+         8 * tok * fl / t, 2 * tok * fl * (up + 1) / t, EFF_GEMM);
+  }
+}
+
 /* Ops of chunk `ch` of the stage: forward layers, then in reverse each
  * layer's recompute and backward. */
 static void chunk_ops(op_list *L, uint32_t stage, uint32_t ch, double share,
@@ -261,6 +280,7 @@ static void chunk_ops(op_list *L, uint32_t stage, uint32_t ch, double share,
       layer_ops(L, l, TS_PHASE_RECOMPUTE, 1, PART_CORE, share);
     if (c->recompute == WORK_RC_SELECTIVE && c->kv_lora)
       mla_up_op(L, l);
+    if (c->recompute != WORK_RC_FULL) elementwise_recompute(L, l, share);
     /* FlashAttention's backward recomputes the scores from Q, K (5 GEMMs
      * against the forward's 2, Dao 2023): hardware FLOPs, not model FLOPs;
      * it is also all that selective recompute would redo */

@@ -38,8 +38,11 @@ typedef struct work_cfg {
   uint32_t global_batch, micro_batch, schedule, virtual_stages;
   uint32_t first_stage_layers, last_stage_layers, recompute, zero_stage;
   uint32_t grad_dtype, dp_mode, shard_group;
+  uint32_t moment_dtype; /* Adam m, v: WORK_GRAD_FP32 or WORK_GRAD_BF16 */
+  uint32_t act_cache;    /* dtype of cached MLP activations: WORK_BF16, WORK_FP8 */
   bool distributed_optimizer, sequence_parallel, dp_overlap, tp_comm_overlap;
   bool flash_attention, dropout, ep_comm_overlap, dp_param_overlap;
+  bool recompute_moe_act;
   uint64_t dp_bucket;
   /* parallelism */
   uint32_t tp, cp, pp, dp, ep, gpus;
@@ -53,6 +56,7 @@ typedef struct work_pos {
   uint32_t line, col;
 } work_pos;
 
+#define WORK_MAX_CHUNKS 1024 /* virtual_stages limit (work_load.c) */
 #define WORK_MAX_KEYS 64   /* >= the workload keys (work_load.c checks) */
 #define WORK_POS_SECTIONS 4 /* model, training, parallelism, efficiency */
 

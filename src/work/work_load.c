@@ -18,7 +18,8 @@
  *                 sequence_parallel, grad_dtype, dp_bucket_size,
  *                 dp_overlap, dp_param_overlap, tp_comm_overlap,
  *                 flash_attention, dp_mode, shard_group, dropout,
- *                 ep_comm_overlap}
+ *                 ep_comm_overlap, optimizer_moments, activation_cache,
+ *                 recompute_moe_act}
  *   parallelism: {tp, cp, pp, dp, ep, order, gpus, placement}
  *   efficiency:  {gemm, attention, memory}
  *
@@ -94,7 +95,7 @@ static const field fields[] = {
     U("training", "global_batch", global_batch, 1, BIG),
     U("training", "micro_batch", micro_batch, 1, BIG),
     E("training", "schedule", schedule, scheds),
-    U("training", "virtual_stages", virtual_stages, 1, 1024),
+    U("training", "virtual_stages", virtual_stages, 1, WORK_MAX_CHUNKS),
     U("training", "first_stage_layers", first_stage_layers, 1, 100000),
     U("training", "last_stage_layers", last_stage_layers, 1, 100000),
     E("training", "recompute", recompute, recomps),
@@ -112,6 +113,9 @@ static const field fields[] = {
     B("training", "tp_comm_overlap", tp_comm_overlap),
     B("training", "ep_comm_overlap", ep_comm_overlap),
     B("training", "flash_attention", flash_attention),
+    E("training", "optimizer_moments", moment_dtype, gdtypes),
+    E("training", "activation_cache", act_cache, dtypes),
+    B("training", "recompute_moe_act", recompute_moe_act),
     U("parallelism", "tp", tp, 1, 1u << 20),
     U("parallelism", "cp", cp, 1, 1u << 20),
     U("parallelism", "pp", pp, 1, 1u << 20),

@@ -71,9 +71,13 @@ target gpt3-1024-tp4pp16dp16 "$bin" run "${g3[@]}" --tp 4 --pp 16 --dp 16
 target gpt3-1024-tp8pp8dp16 "$bin" run "${g3[@]}" --tp 8 --pp 8 --dp 16
 target gpt3-1024-tp8pp32dp4 "$bin" run "${g3[@]}" --tp 8 --pp 32 --dp 4 --set layers=96
 target gpt3-1024-tp8pp16dp8-i2 "$bin" run "${g3[@]}" --schedule interleaved --virtual-stages 2
-target deepseek-skew0 "$bin" run "$ex/deepseek-v3-moe.yaml" --global-batch 256 --quiet
+# The example moved to DualPipe, which needs at least 2 x pp micro-batches
+# per data-parallel rank (global batch >= 4,096); 1F1B keeps the target's
+# 2 micro-batches of 61 layers on 2,048 GPUs.
+target deepseek-skew0 "$bin" run "$ex/deepseek-v3-moe.yaml" --global-batch 256 \
+  --schedule 1f1b --quiet
 target deepseek-skew1 "$bin" run "$ex/deepseek-v3-moe.yaml" --global-batch 256 \
-  --set routing_skew=1.0 --quiet
+  --schedule 1f1b --set routing_skew=1.0 --quiet
 if [[ -z "$filter" || "131k" == *"$filter"* || "dense-131k" == *"$filter"* ]]; then
   [ -s "$tmp/scale131k-dmodk.yaml" ] ||
     "$bld/tests/bench/bench_topo_load" 16384 --write "$tmp/scale131k-dmodk.yaml" >/dev/null
@@ -89,7 +93,8 @@ target gpt3-1024-rail-fold "$bin" run "${g3[@]}" --topology "$tmp/rail1024.yaml"
 target gpt3-1024-rail-exact "$bin" run "${g3[@]}" --topology "$tmp/rail1024.yaml" --exact
 flat 4096
 flat 65535   # one switch holds at most 65,535 ports (topology-format.md)
+# 2 x 4,095 x 4,096 = 33.5M transfers: over the default budget of 16M.
 target ring-1G-flat4096-steps "$bin" bench "$tmp/flat-4096.yaml" --op all_reduce \
-  -b 1G -e 1G --algo ring --proto Simple
+  -b 1G -e 1G --algo ring --proto Simple --max-descriptors 40000000
 target ring-1G-flat65535-compact "$bin" bench "$tmp/flat-65535.yaml" --op all_reduce \
   -b 1G -e 1G --algo ring --proto Simple --compact

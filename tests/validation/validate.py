@@ -110,7 +110,7 @@ def run_curve(path, topsim, root, show):
             f = r["busbw_GBps"] / r["algbw_GBps"] if r["algbw_GBps"] else 1
             mbw = size / t / 1e3 * f
             print(f"{size:>12} {t:>10.2f} {r['time_us']:>10.2f} {mbw:>8.2f} "
-                  f"{r['busbw_GBps']:>8.2f} {100 * e:>+6.1f}%  {r['algo']}/{r['proto']}")
+                  f"{r['busbw_GBps']:>8.2f} {100 * e:>+6.1f}%  {r.get('algo', 'p2p')}/{r.get('proto', 'Simple')}")
     m_all, m_large, bad = median(errs), median(large), steps(rows, pred)
     ok = m_all <= MED_ALL and (not large or m_large <= MED_LARGE) and not bad
     known = meta.get("known", "").startswith("miss")
