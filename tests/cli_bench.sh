@@ -200,4 +200,21 @@ st=$?
 
 "$bin" bench --help | grep -q "usage: topsim bench" && ok || note "bench --help"
 
+# D-mod-k on the k=8 fat tree (docs/model.md "Routing"): shift:16 sends
+# every NIC's flow out of its pod, and D-mod-k gives every flow its own
+# edge and aggregation uplink (tests/test_route.c test_dmodk_shift), so each
+# runs at the NIC's 200 Gb/s x 0.96 = 24 GB/s less the path latency: 64 MiB
+# in ~2,799 us, busbw >= 23.7 GB/s. Hashed ECMP puts two or more flows on
+# some uplink, so the slowest pair runs at most at half rate: busbw <= 12.
+ft=$src/topologies/fat-tree-k8.yaml
+for r in dmodk ecmp_hash; do
+  "$bin" bench "$ft" --pattern shift:16 -b 64M -e 64M --routing $r --json |
+    python3 -c "
+import json, sys
+j = json.load(sys.stdin); bw = j['rows'][0]['busbw_GBps']
+assert j['routing'] == '$r', j['routing']
+assert (bw >= 23.7) if '$r' == 'dmodk' else (bw <= 12.0), bw" && ok ||
+    note "shift:16 on the fat tree with --routing $r"
+done
+
 lib_summary

@@ -483,6 +483,15 @@ static json_t *json_rows(const bench_row *rows, uint32_t n) {
   return a;
 }
 
+/* The routing the sweep used: spray, or one path chosen by each plane's
+ * `routing` ("ecmp") or by the --routing override for every plane. */
+static const char *routing_name(const bench_opts *o) {
+  if (o->p2p.spray) return "spray";
+  if (o->p2p.route.routing == 1 + TS_ROUTING_DMODK) return "dmodk";
+  if (o->p2p.route.routing == 1 + TS_ROUTING_ECMP_HASH) return "ecmp_hash";
+  return "ecmp";
+}
+
 static int print_json(const ts_topo *t, const bench_opts *o, uint32_t set_size,
                       uint32_t transfers, const bench_row *rows, uint32_t n) {
   json_t *j = json_pack(
@@ -490,7 +499,7 @@ static int print_json(const ts_topo *t, const bench_opts *o, uint32_t set_size,
       "op", "sendrecv", "pattern", o->pattern ? o->pattern : "sendrecv", "gpus",
       (int)set_size, "transfers", (int)transfers, "fidelity",
       o->p2p.net.fidelity == TS_NET_CHUNK ? "chunk" : "flow", "routing",
-      o->p2p.spray ? "spray" : "ecmp", "pxn", !o->p2p.route.no_pxn, "rows",
+      routing_name(o), "pxn", !o->p2p.route.no_pxn, "rows",
       json_rows(rows, n));
   if (!j) return EX_SOFTWARE;
   int rc = json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
@@ -674,7 +683,7 @@ static int run_p2p(const ts_topo *t, bench_opts *o, const uint64_t *sizes,
     snprintf(info[1], sizeof info[1], "fidelity %s, routing %s, %s; simulated: "
              "in-place = out-of-place, #wrong N/A",
              o->p2p.net.fidelity == TS_NET_CHUNK ? "chunk" : "flow",
-             o->p2p.spray ? "spray" : "ecmp", o->p2p.route.no_pxn ? "no PXN" : "PXN");
+             routing_name(o), o->p2p.route.no_pxn ? "no PXN" : "PXN");
     r.info[0] = info[0];
     r.info[1] = info[1];
     r.rows = rows;
