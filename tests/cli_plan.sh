@@ -48,6 +48,17 @@ a=$(busbw "$tmp/nv.yaml")
 b=$(busbw "$src/topologies/dgx-a100.yaml")
 [ -n "$a" ] && [ "$a" = "$b" ] && ok || note "planned one-node all_reduce busbw $a != bundled $b"
 
+# A planned InfiniBand fabric routes D-mod-k like the bundled IB topologies
+# (docs/model.md "Routing"): on 2 SUs of DGX H100, shift:256 sends every
+# NIC to the same rail 32 nodes on, across the spines; D-mod-k gives each
+# flow its own uplink (the NIC's 400 Gb/s: busbw ~47.9 GB/s), hashing
+# collides on some (~24). The file must give what --routing dmodk gives.
+"$bin" plan --preset h100-superpod --nodes 64 --emit-yaml "$tmp/ib.yaml" >/dev/null 2>&1 || note "emit ib"
+grep -q "technology: ib_ndr, routing: dmodk," "$tmp/ib.yaml" && ok || note "emitted IB plane lacks routing: dmodk"
+shiftbw() { "$bin" bench "$tmp/ib.yaml" --pattern shift:256 -b 64M -e 64M "$@" --json 2>/dev/null | jq -r '.rows[0].busbw_GBps'; }
+a=$(shiftbw); b=$(shiftbw --routing dmodk); c=$(shiftbw --routing ecmp_hash)
+[ -n "$a" ] && [ "$a" = "$b" ] && [ "$a" != "$c" ] && ok || note "planned IB fabric routes $a, dmodk $b, hashed $c"
+
 # bad requests: exit 64, one message
 while IFS='|' read -r args msg; do
   err=$("$bin" plan $args 2>&1 >/dev/null)

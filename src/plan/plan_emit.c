@@ -11,6 +11,7 @@
  * The generator then calls the same sizing rules with the same input, so
  * the loaded fabric has the plan's switch counts. Cost: O(template text). */
 #include <stdio.h>
+#include <string.h>
 
 #include "plan/plan.h"
 
@@ -36,10 +37,14 @@ static void emit_spec(FILE *f, const char *key, const ts_plan_tier *t,
 static void emit_plane(FILE *f, const ts_plan_result *r, const plan_tmpl *t) {
   size_t n = 0;
   while (t->plane_yaml[n]) n++;
+  /* InfiniBand forwards by destination (D-mod-k), as the bundled IB
+   * topologies declare; a planned fabric must route like them */
+  const char *routing =
+      strncmp(r->technology, "ib_", 3) == 0 ? "routing: dmodk, " : "";
   /* plane_yaml is a flow mapping: reopen it before its closing brace */
-  fprintf(f, "planes:\n  - %.*s%sbandwidth: %.6gGb/s, generator: {type: "
+  fprintf(f, "planes:\n  - %.*s%s%sbandwidth: %.6gGb/s, generator: {type: "
           "rail_optimized, tiers: %u", (int)(n - 1), t->plane_yaml,
-          n > 2 ? ", " : "", r->port_speed * 8 / 1e9, r->tiers);
+          n > 2 ? ", " : "", routing, r->port_speed * 8 / 1e9, r->tiers);
   emit_spec(f, "leaf", &r->tier[TS_PLAN_LEAF], r->tiers > 1);
   if (r->tiers > 1)
     emit_spec(f, "spine", &r->tier[TS_PLAN_SPINE], r->tiers > 2);
@@ -52,8 +57,8 @@ int ts_plan_emit_yaml(const ts_plan_result *r, FILE *f) {
   if (!t) return TS_EIO;
   fprintf(f, "# Written by `topsim plan`: %u x %s (%u GPUs), %u SU(s) of %u "
           "nodes, %u tier%s,\n# %u leaves, %u spines, %u cores. Compute "
-          "fabric only: the template keeps its\n# backend NICs; storage, "
-          "frontend and OOB planes are outside the plan.\n",
+          "fabric only: the template keeps its\n# backend NICs; the storage "
+          "and frontend planes are in the plan's BOM, not here.\n",
           r->nodes, r->template_name, r->gpus, r->sus, r->nodes_per_su,
           r->tiers, r->tiers > 1 ? "s" : "", r->tier[0].switches,
           r->tier[1].switches, r->tier[2].switches);
