@@ -38,9 +38,12 @@ static void emit_plane(FILE *f, const ts_plan_result *r, const plan_tmpl *t) {
   size_t n = 0;
   while (t->plane_yaml[n]) n++;
   /* InfiniBand forwards by destination (D-mod-k), as the bundled IB
-   * topologies declare; a planned fabric must route like them */
-  const char *routing =
-      strncmp(r->technology, "ib_", 3) == 0 ? "routing: dmodk, " : "";
+   * topologies declare; a planned fabric must route like them unless the
+   * template's plane already says how it routes */
+  const char *routing = strncmp(r->technology, "ib_", 3) == 0 &&
+                                !strstr(t->plane_yaml, "routing:")
+                            ? "routing: dmodk, "
+                            : "";
   /* plane_yaml is a flow mapping: reopen it before its closing brace */
   fprintf(f, "planes:\n  - %.*s%s%sbandwidth: %.6gGb/s, generator: {type: "
           "rail_optimized, tiers: %u", (int)(n - 1), t->plane_yaml,
