@@ -21,6 +21,23 @@ static ts_coll_comm *one_host(int p) {
   return c;
 }
 
+/* hosts x per ranks, rank i on host i / per */
+static ts_coll_comm *hosts_comm(int hosts, int per) {
+  int g[64], h[64];
+  for (int i = 0; i < hosts * per; i++) g[i] = i, h[i] = i / per;
+  ts_coll_comm *c = NULL;
+  assert_int_equal(ts_coll_comm_new(g, hosts * per, &c), 0);
+  assert_int_equal(ts_coll_comm_set_hosts(c, h), 0);
+  return c;
+}
+
+/* NCCL's A100 figures over NVLink at 240 GB/s and one 24 GB/s NIC */
+static void ampere_params(ts_coll_params *p) {
+  ts_coll_params_default(p);
+  ts_coll_params_nccl(p, TS_COLL_GEN_AMPERE);
+  p->bw_intra = 240e9, p->bw_inter = 24e9;
+}
+
 static void generations(void **state) {
   (void)state;
   assert_int_equal(ts_coll_gpu_gen_from_name("A100-SXM4-80GB"), TS_COLL_GEN_AMPERE);
@@ -81,15 +98,9 @@ static void ring_closed_forms(void **state) {
  * LL: e = min(1/3.8, 22.5 GB/s / bn) on two nodes. */
 static void tree_two_hosts(void **state) {
   (void)state;
-  int g[16], h[16];
-  for (int i = 0; i < 16; i++) g[i] = i, h[i] = i / 8;
-  ts_coll_comm *c = NULL;
-  assert_int_equal(ts_coll_comm_new(g, 16, &c), 0);
-  assert_int_equal(ts_coll_comm_set_hosts(c, h), 0);
+  ts_coll_comm *c = hosts_comm(2, 8);
   ts_coll_params p;
-  ts_coll_params_default(&p);
-  ts_coll_params_nccl(&p, TS_COLL_GEN_AMPERE);
-  p.bw_intra = 240e9, p.bw_inter = 24e9;
+  ampere_params(&p);
   const double S = 4 << 20;
   double t = ts_coll_predict(c, TS_COLL_ALL_REDUCE, (uint64_t)S, &p, TS_COLL_TREE, TS_COLL_SIMPLE);
   assert_true(near(t, 12.4e-6 + 2 * (7 * 3.4e-6 + 14e-6) + 2 * S / (24e9 * 0.92), 1e-9));
@@ -105,19 +116,13 @@ static void tree_two_hosts(void **state) {
  * auto keeps to the ring. */
 static void hier_beyond_two_hosts(void **state) {
   (void)state;
-  int g[32], h[32];
-  for (int i = 0; i < 32; i++) g[i] = i, h[i] = i / 8;
   ts_coll_params p;
-  ts_coll_params_default(&p);
-  ts_coll_params_nccl(&p, TS_COLL_GEN_AMPERE);
-  p.bw_intra = 240e9, p.bw_inter = 24e9;
+  ampere_params(&p);
   ts_coll_algo a;
   ts_coll_proto q;
   double t;
   for (int hosts = 2; hosts <= 4; hosts += 2) {
-    ts_coll_comm *c = NULL;
-    assert_int_equal(ts_coll_comm_new(g, 8 * hosts, &c), 0);
-    assert_int_equal(ts_coll_comm_set_hosts(c, h), 0);
+    ts_coll_comm *c = hosts_comm(hosts, 8);
     assert_int_equal(ts_coll_choose(c, TS_COLL_ALL_REDUCE, 1024, &p, &a, &q, &t), 0);
     assert_int_equal(a, hosts == 2 ? TS_COLL_RING : TS_COLL_HIER);
     ts_coll_comm_free(c);
@@ -240,15 +245,9 @@ static void nvls_chunks(void **state) {
  * With one channel (the step model's order) it stays at one NIC. */
 static void multi_host_ring_cost(void **state) {
   (void)state;
-  int g[32], h[32];
-  for (int i = 0; i < 32; i++) g[i] = i, h[i] = i / 8;
-  ts_coll_comm *c = NULL;
-  assert_int_equal(ts_coll_comm_new(g, 32, &c), 0);
-  assert_int_equal(ts_coll_comm_set_hosts(c, h), 0);
+  ts_coll_comm *c = hosts_comm(4, 8);
   ts_coll_params p;
-  ts_coll_params_default(&p);
-  ts_coll_params_nccl(&p, TS_COLL_GEN_AMPERE);
-  p.bw_intra = 240e9, p.bw_inter = 24e9;
+  ampere_params(&p);
   p.channels = 8, p.ring_order = TS_COLL_RING_ROTATE;
   const double S = 1ull << 30;
   double t = ts_coll_predict(c, TS_COLL_ALL_REDUCE, (uint64_t)S, &p, TS_COLL_RING, TS_COLL_SIMPLE);
@@ -275,9 +274,7 @@ static void multi_host_ring_cost(void **state) {
 static void p2p_channels(void **state) {
   (void)state;
   ts_coll_params p;
-  ts_coll_params_default(&p);
-  ts_coll_params_nccl(&p, TS_COLL_GEN_AMPERE);
-  p.bw_intra = 240e9, p.bw_inter = 24e9;
+  ampere_params(&p);
   assert_int_equal(p.p2p_channels, 32);
   assert_int_equal(ts_coll_p2p_channels(&p, 8, 1, 64 << 10), 1);
   assert_int_equal(ts_coll_p2p_channels(&p, 8, 1, 1 << 20), 4);
@@ -300,11 +297,7 @@ static void p2p_channels(void **state) {
 }
 
 static ts_coll_comm *hosts_nvls(int hosts, int per) {
-  int g[64], h[64];
-  for (int i = 0; i < hosts * per; i++) g[i] = i, h[i] = i / per;
-  ts_coll_comm *c = NULL;
-  assert_int_equal(ts_coll_comm_new(g, hosts * per, &c), 0);
-  assert_int_equal(ts_coll_comm_set_hosts(c, h), 0);
+  ts_coll_comm *c = hosts_comm(hosts, per);
   for (int i = 0; i < hosts; i++)
     assert_int_equal(ts_coll_comm_set_nvls(c, i, 900 + i), 0);
   return c;
