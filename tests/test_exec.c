@@ -74,47 +74,67 @@ static void same_step(const ts_step_result *a, const ts_step_result *b) {
   assert_int_equal(b->ranks_simulated, b->ranks); /* --exact never folds */
 }
 
-/* Ranks the fast side of the last equivalent() simulated. */
-static uint32_t fold_sim;
+/* What run_both compares, and what it reports. */
+typedef struct {
+  const char *fail, *degrade, *straggler; /* link failed, link at 0.5, GPU=F */
+} eq_faults;
+typedef struct {
+  uint64_t replayed;
+  uint32_t ranks_simulated, rails;
+  ts_time_ps dp_exposed; /* exact side's exposed DP on the critical rank */
+} eq_result;
 
-/* Runs w fast and exact on t (with failures st); returns the replays. */
-static uint64_t equivalent_on(const char *yaml, ts_topo *t,
-                              const char *fail_name, ts_time_ps *dp_exposed);
+static uint32_t top_rails(const ts_topo *t, const ts_step_result *r);
 
-static uint64_t equivalent(const char *yaml, const char *topo,
-                           const char *fail_name, ts_time_ps *dp_exposed) {
-  return equivalent_on(yaml, tu_load(topo), fail_name, dp_exposed);
-}
-
-/* Takes ownership of t. */
-static uint64_t equivalent_on(const char *yaml, ts_topo *t,
-                              const char *fail_name, ts_time_ps *dp_exposed) {
+/* Runs yaml fast and exact on t (taking ownership of it) under faults fl,
+ * asserts the two steps equal and the fast side saved events. */
+static eq_result run_both(const char *yaml, ts_topo *t, eq_faults fl) {
   ts_workload *w = load_work(yaml);
   ts_mapping *m = NULL;
   ts_diag d;
   ts_diag_clear(&d);
   if (ts_work_map(w, t, &m, &d)) fail_msg("map: %s", d.msg);
   ts_route_state *st = NULL;
-  if (fail_name) {
-    assert_int_equal(ts_route_state_new(t, &st), 0);
-    assert_int_equal(ts_route_fail_by_name(st, t, fail_name, &d), 0);
+  if (fl.fail || fl.degrade) assert_int_equal(ts_route_state_new(t, &st), 0);
+  if (fl.fail) assert_int_equal(ts_route_fail_by_name(st, t, fl.fail, &d), 0);
+  if (fl.degrade)
+    assert_int_equal(ts_route_degrade_by_name(st, t, fl.degrade, 0.5, &d), 0);
+  ts_faults f;
+  ts_faults_init(&f);
+  if (fl.straggler) {
+    assert_int_equal(ts_faults_add(&f, TS_FAULT_STRAGGLER, fl.straggler, "--straggler", &d), 0);
+    assert_int_equal(ts_faults_resolve(&f, t, &d), 0);
   }
   ts_step_result fast, exact;
-  step(w, t, m, st, 0, &fast);
-  step(w, t, m, st, 1, &exact);
+  const ts_faults *fp = fl.straggler ? &f : NULL;
+  step_f(w, t, m, st, fp, 0, &fast);
+  step_f(w, t, m, st, fp, 1, &exact);
   same_step(&fast, &exact);
   assert_int_equal(exact.replayed, 0);
   assert_true(fast.sim.events_processed < exact.sim.events_processed);
-  uint64_t replayed = fast.replayed;
-  fold_sim = fast.ranks_simulated;
-  *dp_exposed = exact.critical.exposed[TS_DIM_DP];
+  eq_result r = {fast.replayed, fast.ranks_simulated, top_rails(t, &exact),
+                 exact.critical.exposed[TS_DIM_DP]};
   ts_step_result_free(&fast);
   ts_step_result_free(&exact);
+  ts_faults_free(&f);
   ts_route_state_free(st);
   ts_mapping_free(m);
   ts_workload_free(w);
   ts_topo_free(t);
-  return replayed;
+  return r;
+}
+
+/* Ranks the fast side of the last equivalent() simulated. */
+static uint32_t fold_sim;
+
+/* Fast against exact on a bundled topology with link fail_name down;
+ * returns the replays. */
+static uint64_t equivalent(const char *yaml, const char *topo,
+                           const char *fail_name, ts_time_ps *dp_exposed) {
+  eq_result r = run_both(yaml, tu_load(topo), (eq_faults){.fail = fail_name});
+  fold_sim = r.ranks_simulated;
+  *dp_exposed = r.dp_exposed;
+  return r.replayed;
 }
 
 /* TP 8 x PP 2 x DP 64 on 1,024 A100 behind 4:1 oversubscribed leaves: the
@@ -318,37 +338,12 @@ static uint32_t fold_case(const char *yaml, const char *topo,
   ts_topo *t = NULL;
   ts_diag d;
   if (tu_load_text(topo, &t, &d)) fail_msg("topology: %s", d.msg);
-  ts_workload *w = load_work(yaml);
-  ts_mapping *m = NULL;
-  if (ts_work_map(w, t, &m, &d)) fail_msg("map: %s", d.msg);
-  ts_route_state *st = NULL;
-  if (degrade) {
-    assert_int_equal(ts_route_state_new(t, &st), 0);
-    assert_int_equal(ts_route_degrade_by_name(st, t, degrade, 0.5, &d), 0);
-  }
-  ts_faults f;
-  ts_faults_init(&f);
-  if (straggler) {
-    assert_int_equal(ts_faults_add(&f, TS_FAULT_STRAGGLER, straggler, "--straggler", &d), 0);
-    assert_int_equal(ts_faults_resolve(&f, t, &d), 0);
-  }
-  ts_step_result fast, exact;
-  step_f(w, t, m, st, &f, 0, &fast);
-  step_f(w, t, m, st, &f, 1, &exact);
-  same_step(&fast, &exact);
-  assert_true(fast.replayed > 0);
-  assert_true(fast.sim.events_processed < exact.sim.events_processed);
-  uint32_t sim = fast.ranks_simulated;
-  *dp_exposed = exact.critical.exposed[TS_DIM_DP];
-  *rails = top_rails(t, &exact);
-  ts_step_result_free(&fast);
-  ts_step_result_free(&exact);
-  ts_faults_free(&f);
-  ts_route_state_free(st);
-  ts_mapping_free(m);
-  ts_workload_free(w);
-  ts_topo_free(t);
-  return sim;
+  eq_result r = run_both(yaml, t,
+                         (eq_faults){.degrade = degrade, .straggler = straggler});
+  assert_true(r.replayed > 0);
+  *dp_exposed = r.dp_exposed;
+  *rails = r.rails;
+  return r.ranks_simulated;
 }
 
 /* 64 ranks, TP 8: one simulated rank per TP group = 8. */
