@@ -41,18 +41,23 @@ static uint32_t tg_link(ts_topo *t, uint32_t a, uint32_t b, double bw,
   return topo_add_link(t, a, b, TS_LINK_NET, 1, bw, lat, TS_NO_PLANE);
 }
 
-static void tg_done(world *w, ts_topo *t, ts_net_fidelity fid) {
+/* Finalizes t and builds the engine and a network of configuration c. */
+static void tg_done_cfg(world *w, ts_topo *t, const ts_net_config *c) {
   ts_diag d;
   ts_diag_clear(&d);
   assert_int_equal(topo_finalize(t, &d), 0);
   w->t = t;
   assert_int_equal(ts_sim_new(&w->sim), 0);
+  assert_int_equal(ts_net_new(t, w->sim, c, &w->net), 0);
+  for (int i = 0; i < 512; i++) w->done[i] = UINT64_MAX;
+  w->ndone = 0;
+}
+
+static void tg_done(world *w, ts_topo *t, ts_net_fidelity fid) {
   ts_net_config c;
   ts_net_config_default(&c);
   c.fidelity = fid;
-  assert_int_equal(ts_net_new(t, w->sim, &c, &w->net), 0);
-  for (int i = 0; i < 512; i++) w->done[i] = UINT64_MAX;
-  w->ndone = 0;
+  tg_done_cfg(w, t, &c);
 }
 
 static void w_free(world *w) {
@@ -477,15 +482,11 @@ static void random_run(int full, ts_time_ps *out) {
   for (uint32_t i = 0; i < 8; i++)
     tg_link(t, i, (i + 1) % 8, (double)(10 + RND() % 31) * GBs,
             RND() % 2000000);
-  ts_diag d;
-  assert_int_equal(topo_finalize(t, &d), 0);
   world *w = calloc(1, sizeof *w);
-  w->t = t;
-  assert_int_equal(ts_sim_new(&w->sim), 0);
   ts_net_config c;
   ts_net_config_default(&c);
   c.full_solve = full;
-  assert_int_equal(ts_net_new(t, w->sim, &c, &w->net), 0);
+  tg_done_cfg(w, t, &c);
   for (uint32_t f = 0; f < 200; f++) {
     uint32_t start = (uint32_t)(RND() % 8), hops = 1 + (uint32_t)(RND() % 4);
     int cw = (int)(RND() % 2);
@@ -605,15 +606,11 @@ static void skew_run(int full, ts_time_ps *out, ts_net_stats *st) {
   for (uint32_t i = 0; i < 8; i++) tg_link(t, i, 8 + i / 4, 10 * GBs, US / 2);
   tg_link(t, 8, 10, 10 * GBs, US / 2);
   tg_link(t, 9, 10, 10 * GBs, US / 2);
-  ts_diag dg;
-  assert_int_equal(topo_finalize(t, &dg), 0);
   world *w = calloc(1, sizeof *w);
-  w->t = t;
-  assert_int_equal(ts_sim_new(&w->sim), 0);
   ts_net_config c;
   ts_net_config_default(&c);
   c.full_solve = full;
-  assert_int_equal(ts_net_new(t, w->sim, &c, &w->net), 0);
+  tg_done_cfg(w, t, &c);
   uint64_t x = 0x2545f4914f6cdd1dull;
   uint32_t n = 0;
   for (int wave = 0; wave < 2; wave++)
