@@ -591,17 +591,58 @@ static void test_level_floor(void **state) {
   w_free(&w);
 }
 
+/* Ties at the departure level (docs/model.md, "Departures re-rate only
+ * faster flows"). X -A-> Y and W -B-> Y (10 GB/s each), Y -C-> Z
+ * (100 GB/s). a1 crosses A then C, a2 only A, b1 B then C, b2 only B: all
+ * four get 5 GB/s, A and B are the bottlenecks, C (10 of 100 GB/s used)
+ * only links a1 to b1. a2 (5 MB) drains at 1 ms at level 5 GB/s; b1 is
+ * rated exactly that level too, but its bottleneck B is clean, so it keeps
+ * its rate and the solve re-rates a1 alone: 10 GB/s (A's whole capacity,
+ * C has 95 left), its 10 MB left end at 2 ms. b1 and b2 (20 MB at 5 GB/s)
+ * end at 4 ms. a1's departure frees no bottleneck (b1's is B) and the
+ * last batch leaves nothing to rate: both skipped. Flows touched: 4 at
+ * t = 0, 1 at 1 ms, where the floor alone would also re-rate b1 and
+ * b2 (7). */
+static void test_tie_level(void **state) {
+  world w;
+  ts_topo *t = tg_new(4);
+  tg_link(t, 0, 2, 10 * GBs, 0);
+  tg_link(t, 1, 2, 10 * GBs, 0);
+  tg_link(t, 2, 3, 100 * GBs, 0);
+  tg_done(&w, t, TS_NET_FLOW);
+  uint32_t a1[] = {0, 4}, a2[] = {0}, b1[] = {2, 4}, b2[] = {2};
+  send1(&w, a1, 2, 15000000, 0, 0);
+  send1(&w, a2, 1, 5000000, 0, 1);
+  send1(&w, b1, 2, 20000000, 0, 2);
+  send1(&w, b2, 1, 20000000, 0, 3);
+  run(&w);
+  assert_int_equal(w.done[0], 2000 * US);
+  assert_int_equal(w.done[1], 1000 * US);
+  assert_int_equal(w.done[2], 4000 * US);
+  assert_int_equal(w.done[3], 4000 * US);
+  ts_net_stats s;
+  ts_net_stats_get(w.net, &s);
+  assert_int_equal(s.solves, 2);
+  assert_int_equal(s.solves_skipped, 2);
+  assert_int_equal(s.flows_touched, 5);
+  w_free(&w);
+}
+
 /* Eight hosts under two leaves of one spine, 4:1 oversubscribed (host
  * links and leaf uplinks all 10 GB/s, 0.5 us per hop): an all-to-all
  * whose sizes follow a Zipf law over the destination (skew 1: host j
- * receives 8 MB / (j + 1) from each peer, plus a random 0..64 KiB) and
- * whose flows start at random times in [0, 50 us), twice over. Departures
- * come at many rates and levels, through shared uplinks. The incremental
- * solver (level floor, components, skipped solves) against a full
- * re-solve of every flow on every change, all through the heap (no floor,
- * no fast path for flows alone): max-min rates are unique, so every
- * finish agrees within 1 ps, and the floor really cut work. */
-static void skew_run(int full, ts_time_ps *out, ts_net_stats *st) {
+ * receives 8 MB / (j + 1) from each peer, plus a random 0..64 KiB when
+ * `jitter`) and whose flows start at random times in [0, 50 us) (at 0
+ * without jitter), twice over. Departures come at many rates and levels,
+ * through shared uplinks; without jitter many destinations' flows sit at
+ * the same level (ties), with `degrade` leaf 1's uplink runs at 0.3 of
+ * its bandwidth. The incremental solver (level floor, ties at the
+ * departure level, components, skipped solves) against a full re-solve of
+ * every flow on every change, all through the heap (no floor, no fast
+ * path for flows alone): max-min rates are unique, so every finish agrees
+ * within 1 ps, and the floor really cut work. */
+static void skew_run(int full, int degrade, int jitter, ts_time_ps *out,
+                     ts_net_stats *st) {
   ts_topo *t = tg_new(11);
   for (uint32_t i = 0; i < 8; i++) tg_link(t, i, 8 + i / 4, 10 * GBs, US / 2);
   tg_link(t, 8, 10, 10 * GBs, US / 2);
@@ -611,6 +652,7 @@ static void skew_run(int full, ts_time_ps *out, ts_net_stats *st) {
   ts_net_config_default(&c);
   c.full_solve = full;
   tg_done_cfg(w, t, &c);
+  if (degrade) assert_int_equal(ts_net_set_link_factor(w->net, 9, 0.3), 0);
   uint64_t x = 0x2545f4914f6cdd1dull;
   uint32_t n = 0;
   for (int wave = 0; wave < 2; wave++)
@@ -624,8 +666,9 @@ static void skew_run(int full, ts_time_ps *out, ts_net_stats *st) {
           p[h++] = 16 + 2 * lj + 1;
         }
         p[h++] = 2 * j + 1;
-        uint64_t bytes = 8000000 / (j + 1) + rnd(&x) % 65536;
-        ts_time_ps at = (ts_time_ps)wave * 2000 * US + rnd(&x) % (50 * US);
+        uint64_t bytes = 8000000 / (j + 1) + (jitter ? rnd(&x) % 65536 : 0);
+        ts_time_ps at = (ts_time_ps)wave * 2000 * US +
+                        (jitter ? rnd(&x) % (50 * US) : 0);
         send1(w, p, h, bytes, at, n++);
       }
   run(w);
@@ -638,15 +681,18 @@ static void skew_run(int full, ts_time_ps *out, ts_net_stats *st) {
 
 static void test_skewed_alltoall_vs_full(void **state) {
   enum { N = 2 * 8 * 7 };
-  ts_time_ps a[N], b[N];
-  ts_net_stats sa, sb;
-  skew_run(0, a, &sa);
-  skew_run(1, b, &sb);
-  for (int i = 0; i < N; i++) {
-    assert_true(a[i] != UINT64_MAX);
-    assert_true(a[i] + 1 >= b[i] && b[i] + 1 >= a[i]);
+  static const int cases[][2] = {{0, 1}, {1, 1}, {0, 0}, {1, 0}};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    ts_time_ps a[N], b[N];
+    ts_net_stats sa, sb;
+    skew_run(0, cases[k][0], cases[k][1], a, &sa);
+    skew_run(1, cases[k][0], cases[k][1], b, &sb);
+    for (int i = 0; i < N; i++) {
+      assert_true(a[i] != UINT64_MAX);
+      assert_true(a[i] + 1 >= b[i] && b[i] + 1 >= a[i]);
+    }
+    assert_true(sa.flows_touched < sb.flows_touched);
   }
-  assert_true(sa.flows_touched < sb.flows_touched);
 }
 
 /* Flows alone on their directions are rated without the heap (the least
@@ -700,6 +746,7 @@ int main(void) {
       cmocka_unit_test(test_level_floor),
       cmocka_unit_test(test_alone_closed_form),
       cmocka_unit_test(test_skewed_alltoall_vs_full),
+      cmocka_unit_test(test_tie_level),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

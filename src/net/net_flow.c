@@ -18,11 +18,15 @@
  *     changed since the last solve; while any is dirty one resolve event is
  *     pending at the current time, so simultaneous changes share one solve.
  *
- *   - after each solve every rated flow remembers its bottleneck direction;
- *     a batch of departures that frees no remembered bottleneck leaves the
- *     rates max-min fair and costs no solve (flow_still_fair);
+ *   - after each solve every rated flow remembers its bottleneck direction,
+ *     and each direction counts the flows it bottlenecks (nbn) and the
+ *     least level it gave them; a batch of departures that frees no
+ *     remembered bottleneck leaves the rates max-min fair and costs no
+ *     solve (flow_dirty_level, O(dirty directions));
  *   - a batch made only of departures re-rates only flows rated at least
- *     the least departed rate (flow_floor): slower flows keep their rates.
+ *     the least departed rate and the least dirty bottleneck's level D
+ *     (flow_floor): slower flows keep their rates, and so do flows rated
+ *     D whose bottleneck is clean (ties: s->tie).
  *
  * Costs: start O(hops); drain O(hops); a solve touches only the connected
  * component (flows linked through shared directions) of the dirty
@@ -53,7 +57,9 @@ typedef struct flow {
   uint32_t hops;
   uint32_t mark;        /* == solve stamp: in the component */
   uint32_t frozen;      /* == solve stamp: rate fixed this solve */
-  uint32_t bneck;       /* direction that fixed the rate at the last solve */
+  uint32_t bneck;       /* direction that fixed the rate at the last
+                           solve; NET_NONE before the first and once off
+                           its directions */
   uint64_t moved;       /* bytes credited to an earlier path (reroutes) */
   uint8_t state;
 } flow;
@@ -68,6 +74,9 @@ typedef struct fdir {
   uint32_t mark;        /* == solve stamp: in the component */
   uint32_t nun;         /* solver: unfrozen flows */
   uint32_t hpos;        /* solver: heap slot or NET_NONE */
+  uint32_t nbn;         /* active flows whose bneck is this direction */
+  double blevel;        /* least rate it gave those flows (a lower bound
+                           while nbn > 0) */
   double rem;           /* solver: capacity not yet given out */
   double key;           /* solver: rem / nun */
   uint8_t dirty;
@@ -89,6 +98,8 @@ typedef struct flow_state {
   int dirty_hard;       /* a flow entered or a capacity changed */
   double level;         /* least rate of the flows that left since the
                            last resolve; INFINITY when none did */
+  double tie;           /* this solve: flows rated up to tie whose
+                           bottleneck is clean keep their rates (-1: none) */
 } flow_state;
 
 static flow_state *fs_of(ts_net *net) { return net->bstate; }
@@ -206,7 +217,8 @@ static void flow_settle(ts_net *net, flow *f) {
 }
 
 /* Walks direction d's flows: those rated at least `floor` join the
- * component (their new directions queued in cdirs), the others keep their
+ * component (their new directions queued in cdirs) unless rated at most
+ * s->tie with a clean bottleneck (flow_floor); the others keep their
  * rates, which come off d's capacity. Leaves d's capacity left and
  * component flow count in rem / nun for flow_fill. */
 static int flow_collect_dir(ts_net *net, uint32_t d, double floor) {
@@ -215,7 +227,9 @@ static int flow_collect_dir(ts_net *net, uint32_t d, double floor) {
   double fixed = 0;
   for (uint32_t m = s->dirs[d].head; m != NET_NONE; m = s->mem[m].next) {
     flow *f = &s->flows[s->mem[m].flow];
-    if (f->rate < floor) {
+    if (f->rate < floor ||
+        (f->rate <= s->tie && f->bneck != NET_NONE &&
+         !s->dirs[f->bneck].dirty)) {
       fixed += f->rate;
       continue;
     }
@@ -260,11 +274,26 @@ static int flow_collect(ts_net *net, double floor) {
       }
     }
   }
-  for (uint32_t i = 0; i < s->ndirty; i++) s->dirs[s->dirty[i]].dirty = 0;
-  s->ndirty = 0;
   for (uint32_t i = 0; i < s->ncdirs; i++)
     if (flow_collect_dir(net, s->cdirs[i], floor)) return TS_ENOMEM;
+  for (uint32_t i = 0; i < s->ndirty; i++) s->dirs[s->dirty[i]].dirty = 0;
+  s->ndirty = 0;
   return 0;
+}
+
+/* Direction d fixed f's rate at `level`: keeps the bottleneck counts and
+ * each direction's least level (conservative: a lower bound of the rates
+ * of the flows it bottlenecks, reset when the last of them leaves). */
+static void flow_set_bneck(flow_state *s, flow *f, uint32_t d, double level) {
+  if (f->bneck != NET_NONE) s->dirs[f->bneck].nbn--;
+  fdir *fd = &s->dirs[d];
+  if (fd->nbn++ == 0 || level < fd->blevel) fd->blevel = level;
+  f->bneck = d;
+}
+
+static void flow_clear_bneck(flow_state *s, flow *f) {
+  if (f->bneck != NET_NONE) s->dirs[f->bneck].nbn--;
+  f->bneck = NET_NONE;
 }
 
 /* A flow that no other collected flow shares a direction with gets what
@@ -287,7 +316,7 @@ static void flow_fill_alone(flow_state *s, uint32_t fi) {
   double rem = s->dirs[b].rem;
   f->frozen = s->stamp;
   f->new_rate = rem > 0 ? rem : 0;
-  f->bneck = b;
+  flow_set_bneck(s, f, b, f->new_rate);
   for (uint32_t h = 0; h < f->hops; h++) s->dirs[s->mem[f->m0 + h].dir].nun = 0;
 }
 
@@ -329,7 +358,7 @@ static void flow_fill(ts_net *net) {
       if (f->frozen == st || f->mark != st) continue; /* done or kept */
       f->frozen = st;
       f->new_rate = share;
-      f->bneck = d;
+      flow_set_bneck(s, f, d, share);
       for (uint32_t h = 0; h < f->hops; h++) {
         fdir *fe = &s->dirs[s->mem[f->m0 + h].dir];
         fe->rem -= share;
@@ -340,23 +369,26 @@ static void flow_fill(ts_net *net) {
   }
 }
 
-/* True if the current rates are still max-min fair after a batch made
- * only of departures: by the bottleneck characterisation (Bertsekas &
- * Gallager), rates are max-min fair iff every flow has a bottleneck, a
- * saturated direction on which no flow is faster. A direction nobody
- * entered or left and whose capacity did not change keeps that property,
- * so it suffices that every flow still crossing a dirty direction has its
- * bottleneck elsewhere. Cost O(flows on the dirty directions). */
-static int flow_still_fair(ts_net *net) {
-  flow_state *s = fs_of(net);
+/* After a batch made only of departures: the least level of a dirty
+ * direction that is still some flow's bottleneck (INFINITY: none is), the
+ * lowest rate the batch can move. By the bottleneck characterisation
+ * (Bertsekas & Gallager), rates are max-min fair iff every flow has a
+ * bottleneck, a saturated direction on which no flow is faster. A
+ * direction nobody entered or left and whose capacity did not change keeps
+ * that property, so with no dirty bottleneck left the rates stand and the
+ * solve is skipped. A flow crossing a dirty direction whose bottleneck is
+ * dirty too is on the list of that bottleneck, so counting each
+ * direction's bottlenecked flows (nbn) answers in O(dirty directions).
+ * Any other batch (arrivals, capacity changes, full_solve): 0. */
+static double flow_dirty_level(const ts_net *net) {
+  const flow_state *s = net->bstate;
   if (s->dirty_hard || net->cfg.full_solve) return 0;
-  for (uint32_t i = 0; i < s->ndirty; i++)
-    for (uint32_t m = s->dirs[s->dirty[i]].head; m != NET_NONE;
-         m = s->mem[m].next) {
-      uint32_t b = s->flows[s->mem[m].flow].bneck;
-      if (s->dirs[b].dirty) return 0;
-    }
-  return 1;
+  double lv = INFINITY;
+  for (uint32_t i = 0; i < s->ndirty; i++) {
+    const fdir *fd = &s->dirs[s->dirty[i]];
+    if (fd->nbn && fd->blevel < lv) lv = fd->blevel;
+  }
+  return lv;
 }
 
 /* Rates below which flows provably keep their rates in this solve. After
@@ -368,12 +400,24 @@ static int flow_still_fair(ts_net *net) {
  * and those flows are the filling's prefix; the rest is the filling of the
  * remaining capacity, which flow_collect splits further into components
  * linked only through flows rated L or more. The floor sits NET_EPS below
- * L so that float noise never fixes a flow rated L. Any other batch
- * (arrivals, capacity changes, full_solve): 0, every flow. */
-static double flow_floor(const ts_net *net) {
+ * L so that float noise never fixes a flow rated L.
+ * The least level D of a dirty bottleneck (flow_dirty_level, D >= L) is a
+ * second such bound: below D every direction that saturates in the old
+ * filling is clean (same flows, same load) and a dirty direction that
+ * bottlenecks nobody left only lost load, so the filling below D is the
+ * old one. D is a level the solver gave; a flow kept its old rate when
+ * within NET_EPS of it, hence the 2 NET_EPS margin. The floor is the
+ * higher bound. At level D itself only clean directions saturate (a dirty
+ * one carries less than before, which did not saturate it below its own
+ * level), exactly those that did before, so a flow rated D whose
+ * bottleneck is clean keeps its rate too (s->tie, set beside the floor):
+ * in a symmetric all-to-all many destinations share the departing flow's
+ * level. Any other batch (arrivals, capacity changes, full_solve): 0,
+ * every flow. */
+static double flow_floor(const ts_net *net, double dlevel) {
   const flow_state *s = net->bstate;
   if (s->dirty_hard || net->cfg.full_solve || !isfinite(s->level)) return 0;
-  return s->level * (1 - NET_EPS);
+  return fmax(s->level * (1 - NET_EPS), dlevel * (1 - 2 * NET_EPS));
 }
 
 static void flow_drain_ev(ts_sim *sim, void *ctx, uint64_t arg);
@@ -405,14 +449,16 @@ static void flow_resolve_ev(ts_sim *sim, void *ctx, uint64_t arg) {
   ts_net *net = ctx;
   flow_state *s = fs_of(net);
   s->resolve_pending = 0;
-  if (flow_still_fair(net)) { /* departures only, no bottleneck freed */
+  double dlevel = flow_dirty_level(net);
+  if (dlevel == INFINITY) { /* departures only, no bottleneck freed */
     for (uint32_t i = 0; i < s->ndirty; i++) s->dirs[s->dirty[i]].dirty = 0;
     s->ndirty = 0;
     s->level = INFINITY;
     net->st.solves_skipped++;
     return;
   }
-  double floor = flow_floor(net);
+  double floor = flow_floor(net, dlevel);
+  s->tie = floor > 0 ? dlevel * (1 + 2 * NET_EPS) : -1;
   s->dirty_hard = 0;
   s->level = INFINITY;
   NET_ASSERT(flow_collect(net, floor) == 0,
@@ -447,6 +493,7 @@ static void flow_finish(ts_net *net, uint32_t fi) {
   flow_state *s = fs_of(net);
   flow *f = &s->flows[fi];
   if (f->bytes && f->rate < s->level) s->level = f->rate;
+  flow_clear_bneck(s, f);
   for (uint32_t h = 0; f->bytes && h < f->hops; h++) {
     member *m = &s->mem[f->m0 + h];
     if (m->prev != NET_NONE) s->mem[m->prev].next = m->next;
@@ -563,6 +610,7 @@ static void flow_unlink(ts_net *net, uint32_t fi) {
   if (f->ev != TS_SIM_NO_EVENT) ts_sim_cancel(net->sim, f->ev);
   f->ev = TS_SIM_NO_EVENT;
   uint64_t done = f->bytes - (uint64_t)llround(f->left > 0 ? f->left : 0);
+  flow_clear_bneck(s, f);
   for (uint32_t h = 0; h < f->hops; h++) {
     member *m = &s->mem[f->m0 + h];
     if (m->prev != NET_NONE) s->mem[m->prev].next = m->next;
@@ -619,6 +667,7 @@ static void flow_start(ts_net *net, uint32_t req, const uint32_t *path,
   f->req = req;
   f->hops = hops;
   f->m0 = mem_alloc(s, hops);
+  f->bneck = NET_NONE;
   f->state = FLOW_WAIT;
   for (uint32_t h = 0; h < hops; h++) {
     s->mem[f->m0 + h] = (member){fi, path[h], NET_NONE, NET_NONE};
