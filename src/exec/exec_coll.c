@@ -205,6 +205,12 @@ static int xfer_post(ts_exec *x, const ts_coll_xfer *xf, ts_net_done_fn fn,
   d->msg[0] = '\0'; /* cleared in full only on error: this runs per transfer */
   uint32_t k = 0;
   int rc = xfer_paths(x, xf, &k, d);
+  /* Folded with live TP groups: the network holds one representative per
+   * orbit of directions (exec_step_fold.c). */
+  for (uint32_t p = 0; !rc && x->dir_rep && p < k; p++)
+    for (uint32_t h = 0; h < x->paths[p].len; h++)
+      if (x->dir_rep[x->paths[p].dir[h]] != UINT32_MAX)
+        x->paths[p].dir[h] = x->dir_rep[x->paths[p].dir[h]];
   if (!rc) rc = exec_path_send(x->net, x->paths, k, xf->wire_bytes,
                                xfer_alpha(x, xf), fn, ctx, tag);
   if (rc) {

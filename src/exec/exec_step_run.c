@@ -20,9 +20,11 @@
  * one transfer is posted at once (exec_coll_send1) unless opts.exact.
  *
  * Folding (exec_step_fold.c): when the members of every TP group provably
- * see the same traffic on disjoint links, only member 0 of each runs (TP
- * rendezvous of one, other groups' counts scaled by the TP size) and
- * unfold() copies its results to the others at the end.
+ * see the same traffic (on disjoint links, or on the orbits of a TP
+ * rotation), only member 0 of each runs (TP rendezvous of one, other
+ * groups' counts scaled by the TP size; a live TP collective runs member
+ * 0's share of its plan) and unfold() copies its results to the others at
+ * the end.
  *
  * Accounting: a wait on a collective of dimension d adds to exposed[d]; a
  * wait on a pipeline receive is bubble until the sender sent, exposed PP
@@ -171,6 +173,8 @@ static void member_ins(step_state *S, uint32_t g, uint32_t id) {
 static int plan_of(step_state *S, uint32_t g, uint32_t id, exec_plan_ent **e) {
   member_ins(S, g, id);
   int rc = exec_colls_plan(&S->colls, (ts_group)g, id, S->scratch, e, S->d);
+  if (!rc && S->fold.on && g == TS_GROUP_TP && !(*e)->fplan)
+    return exec_fold_check_tp(&S->fold, &S->colls, S->x, id, *e, S->d);
   if (rc || !S->fold.on || g == TS_GROUP_TP || (*e)->checked) return rc;
   (*e)->checked = 1;
   return exec_fold_check_group(&S->fold, &S->colls, S->x, (ts_group)g, id,
@@ -186,7 +190,9 @@ static void coll_start(step_state *S, uint32_t g, uint32_t id) {
   }
   exec_plan_ent *e = NULL;
   int rc = plan_of(S, g, id, &e);
-  if (!rc) rc = ts_exec_coll_start(S->x, e->plan, S->hbm_bw, on_exec_done, S, tag);
+  /* folded, a live TP group runs member 0's share (exec_step_fold.c) */
+  const ts_coll_plan *pl = e && e->fplan ? e->fplan : e ? e->plan : NULL;
+  if (!rc) rc = ts_exec_coll_start(S->x, pl, S->hbm_bw, on_exec_done, S, tag);
   if (rc) fail(S, rc);
 }
 
