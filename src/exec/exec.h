@@ -62,6 +62,12 @@ struct ts_exec {
   /* folding with live TP groups (exec_step_fold.c): every hop is sent over
    * its orbit's representative direction, or NULL */
   const uint32_t *dir_rep;
+  /* quiet-window replays (exec_step_run.c), per direction the network
+   * sees, or NULL: end of the replayed window + 1 and latest activation of
+   * a posted transfer + 1 (0: none); violated is set (and the engine
+   * stopped) when a transfer would be active inside a replayed window */
+  ts_time_ps *resv, *pend;
+  int violated;
 };
 
 /* Builds x->own_state (o->state plus the static faults) when o has faults,
@@ -129,6 +135,8 @@ typedef struct exec_plan_ent {
   exec_memo *memo;              /* isolated result, once computed */
   uint8_t checked;              /* fold: images proven (exec_step_fold.c) */
   ts_coll_plan *fplan;          /* fold, live TP: member 0's share */
+  uint32_t *qdir, nq;           /* quiet replay: directions the network
+                                   sees the plan use (after dir_rep) */
   struct exec_plan_ent *next;
 } exec_plan_ent;
 
