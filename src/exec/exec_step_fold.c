@@ -7,9 +7,11 @@
  * other group (PP, DP, CP, EP) must lie inside one class and map onto a
  * group of class 0 member by member (rank r <-> member 0 of r's TP group),
  * every rank must run its representative's program and have its straggler
- * factor, and every TP group must be replayed (exec_step_fast.c: it owns
- * its NVLinks, so its collectives never meet other traffic and its members
- * arrive together when their programs and inputs are equal).
+ * factor. When every TP group is replayed (exec_step_fast.c: it owns its
+ * NVLinks, so its collectives never meet other traffic and its members
+ * arrive together when their programs and inputs are equal), the classes
+ * must use disjoint links (below). Otherwise the TP groups run live
+ * (F->live), see "Live TP groups" at the end of this comment.
  *
  * Proof on the real routes, before the run. Every plan class 0 will run
  * (each rank's first pipeline send per direction, each collective of each
@@ -33,10 +35,30 @@
  * are added; counters of collectives and transfers are scaled by the
  * class count. Off with ts_step_opts.exact, chunk fidelity and whenever the
  * fast path is off (tracing, free_comm, timed failures).
+ *
+ * Live TP groups (two or four TP groups per host, crossed by DP ring hops
+ * or pipeline sends). The step is symmetric under rotating the TP index
+ * (member i -> i + c of every TP group at once). Each TP plan must split
+ * into one share per member, member c's p-th transfer being member 0's
+ * p-th rotated by c (dependencies rotated alike, paths images hop by hop);
+ * member 0's share (dependencies renamed to member 0's same-position
+ * transfer, which ends at the same time) is e->fplan. The image map is
+ * sigma_c (class-0 direction -> class-c direction), a function, injective
+ * per class, between alike directions, but a direction may serve several
+ * classes. seal() then requires every class-0 direction r to have T
+ * distinct images and two image sets to be equal or disjoint: they are
+ * the orbits, T directions each. For a direction d of orbit O, the full
+ * run's flows on d are exactly one image of each class-0 flow hop in O,
+ * so the network that keeps one representative per orbit and sends each
+ * class-0 hop over its orbit's representative (x->dir_rep) gives every
+ * class-0 flow its full-run rate (no class-0 path may cross an orbit
+ * twice, or the quotient would count one flow twice). Mirroring copies a
+ * representative's counters to its orbit.
  * Cost: O(ranks x group kinds + collective ordinals x members) checks up
  * front; per distinct plan, one
  * route per transfer per class (what the full run routes anyway);
- * O(directions) to mirror. Memory: 6 bytes per direction. */
+ * O(directions) to mirror. Memory: 6 bytes per direction (live: 8 more,
+ * plus the class-0 paths kept for the orbit check). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
