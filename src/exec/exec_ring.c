@@ -48,6 +48,8 @@ typedef struct ring_edge {
   ts_time_ps last_end;    /* latest drain so far (valid when used) */
   ts_time_ps busy;
   uint64_t bytes;
+  uint64_t memo_wire;     /* last wire bytes drained and their duration: */
+  ts_time_ps memo_ps;     /* most steps repeat a segment size */
   int used;
 } ring_edge;
 
@@ -144,7 +146,11 @@ static int run_channel(ts_exec *x, const ts_coll_ring *r, ring_tmp *T,
         ts_time_ps ta = ready + xf.alpha, td = ta;
         if (xf.wire_bytes) {
           if (e->used && ta <= e->last_end) return 1;
-          td = ta + ts_net_ps_for_bytes((double)xf.wire_bytes, e->rate);
+          if (xf.wire_bytes != e->memo_wire) {
+            e->memo_wire = xf.wire_bytes;
+            e->memo_ps = ts_net_ps_for_bytes((double)xf.wire_bytes, e->rate);
+          }
+          td = ta + e->memo_ps;
           e->used = 1;
           e->last_end = td;
           e->busy += td - ta;
