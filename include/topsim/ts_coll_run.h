@@ -4,7 +4,10 @@
  * (ts_exec.h), with cost-model bandwidths read from the built network.
  *
  * Each run is independent and deterministic. Cost: lowering (O(transfers))
- * plus the engine run; compact rings keep a p-rank ring at O(p) flows. */
+ * plus the engine run; compact rings keep a p-rank ring at O(p) flows; a
+ * step ring whose every flow runs alone on its links is computed in closed
+ * form (O(transfers) arithmetic, O(p) memory, no events), identical to the
+ * full simulation, unless opts.exact. */
 #ifndef TOPSIM_TS_COLL_RUN_H
 #define TOPSIM_TS_COLL_RUN_H
 
