@@ -293,6 +293,25 @@ static ts_topo *flat_switch(unsigned n) {
   return t;
 }
 
+/* The latency (s) and bottleneck bandwidth of the routed path a -> b: the
+ * alpha-beta closed forms below are written in these two numbers. */
+static void path_lat_bw(const ts_topo *t, uint32_t a, uint32_t b, double *lat,
+                        double *bw) {
+  ts_exec *x;
+  ts_diag d;
+  ts_path path;
+  assert_int_equal(ts_exec_create(t, NULL, &x, &d), 0);
+  assert_int_equal(ts_route_path(ts_exec_route(x), a, b, 0, &path, &d), 0);
+  *lat = 0;
+  *bw = 1e300;
+  for (uint32_t i = 0; i < path.len; i++) {
+    *lat += (double)ts_topo_link(t, path.dir[i] >> 1)->latency * 1e-12;
+    double w = ts_net_dir_bandwidth(ts_exec_net(x), path.dir[i]);
+    if (w < *bw) *bw = w;
+  }
+  ts_exec_free(x);
+}
+
 /* Compact ring on 1,024 ranks behind one switch, S = 1 GiB, Simple: every
  * step crosses GPU -> PCIe -> NIC -> switch -> NIC -> PCIe -> GPU, so the
  * closed form is 2(p-1)(alpha + L + S/(pB)) with alpha = 14 us (NET Simple),
@@ -305,18 +324,8 @@ static void compact_charges_latency_per_step(void **state) {
   ts_topo *t = flat_switch(P);
   static uint32_t g[P];
   assert_int_equal(host_gpus(t, 0, P - 1, -1, g), P);
-  ts_exec *x;
-  ts_diag d;
-  ts_path path;
-  assert_int_equal(ts_exec_create(t, NULL, &x, &d), 0);
-  assert_int_equal(ts_route_path(ts_exec_route(x), g[0], g[1], 0, &path, &d), 0);
-  double lat = 0, bw = 1e300;
-  for (uint32_t i = 0; i < path.len; i++) {
-    lat += (double)ts_topo_link(t, path.dir[i] >> 1)->latency * 1e-12;
-    double b = ts_net_dir_bandwidth(ts_exec_net(x), path.dir[i]);
-    if (b < bw) bw = b;
-  }
-  ts_exec_free(x);
+  double lat, bw;
+  path_lat_bw(t, g[0], g[1], &lat, &bw);
   ts_coll_run_opts o = ring_simple();
   o.params.cost_model = TS_COLL_COST_ALPHA_BETA; /* no launch, no base lat. */
   o.compact = 1;
@@ -455,18 +464,8 @@ static void ring_shortcut_contention_free(void **state) {
     assert_true(shortcut_ran(&rp));
     assert_int_equal(rp.fast.net.solves, 0);
   }
-  ts_exec *x;
-  ts_diag d;
-  ts_path path;
-  assert_int_equal(ts_exec_create(t, NULL, &x, &d), 0);
-  assert_int_equal(ts_route_path(ts_exec_route(x), g[0], g[1], 0, &path, &d), 0);
-  double lat = 0, bw = 1e300;
-  for (uint32_t i = 0; i < path.len; i++) {
-    lat += (double)ts_topo_link(t, path.dir[i] >> 1)->latency * 1e-12;
-    double b = ts_net_dir_bandwidth(ts_exec_net(x), path.dir[i]);
-    if (b < bw) bw = b;
-  }
-  ts_exec_free(x);
+  double lat, bw;
+  path_lat_bw(t, g[0], g[1], &lat, &bw);
   ts_coll_run_opts o = ring_simple();
   o.params.cost_model = TS_COLL_COST_ALPHA_BETA;
   uint64_t s = 64ULL << 20;
