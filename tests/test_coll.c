@@ -678,6 +678,55 @@ static void dags_acyclic_everywhere(void **state) {
   }
 }
 
+/* ts_coll_plan_subset on a ring all-reduce of 4: every member sends the
+ * same number of transfers (2 (p-1) steps per channel), and member 0's
+ * share, with each dependency renamed to member 0's transfer at the same
+ * position, keeps every field but dep_first, stays a DAG and keeps the
+ * algorithm; a renaming that points forward is refused (TS_EINVALID). */
+static void plan_subset(void **state) {
+  (void)state;
+  ts_coll_comm *c = comm_seq(4, 0);
+  ts_coll_params prm = prm_fixed(TS_COLL_RING);
+  ts_coll_plan *pl = lower(c, TS_COLL_ALL_REDUCE, 1 << 20, &prm, 0);
+  uint32_t n = ts_coll_plan_count(pl), cnt[4] = {0};
+  const ts_coll_xfer *x = ts_coll_plan_xfers(pl);
+  const uint32_t *dp = ts_coll_plan_deps(pl);
+  uint32_t *pos = test_malloc(n * sizeof *pos), *keep = test_malloc(n * sizeof *keep);
+  for (uint32_t i = 0; i < n; i++) {
+    assert_true(x[i].src_rank >= 0 && x[i].src_rank < 4);
+    pos[i] = cnt[x[i].src_rank]++;
+    if (x[i].src_rank == 0) keep[pos[i]] = i;
+  }
+  for (int r = 1; r < 4; r++) assert_int_equal(cnt[r], cnt[0]);
+  assert_int_equal(cnt[0] * 4, n);
+  assert_int_equal(cnt[0] % 6, 0); /* 2 (p - 1) = 6 steps per channel */
+  ts_coll_plan *q = NULL;
+  assert_int_equal(ts_coll_plan_subset(pl, keep, cnt[0], pos, &q), 0);
+  assert_int_equal(ts_coll_plan_count(q), cnt[0]);
+  assert_int_equal(ts_coll_plan_algo(q), ts_coll_plan_algo(pl));
+  assert_int_equal(ts_coll_plan_proto(q), ts_coll_plan_proto(pl));
+  check_dag(q);
+  const ts_coll_xfer *y = ts_coll_plan_xfers(q);
+  const uint32_t *dq = ts_coll_plan_deps(q);
+  for (uint32_t i = 0; i < cnt[0]; i++) {
+    ts_coll_xfer a = x[keep[i]], b = y[i];
+    for (uint32_t j = 0; j < a.ndeps; j++)
+      assert_int_equal(dq[b.dep_first + j], pos[dp[a.dep_first + j]]);
+    a.dep_first = b.dep_first = 0;
+    assert_memory_equal(&a, &b, sizeof a);
+  }
+  ts_coll_plan_free(q);
+  /* renaming every dependency to the last position points forward */
+  for (uint32_t i = 0; i < n; i++) pos[i] = cnt[0] - 1;
+  q = pl;
+  assert_int_equal(ts_coll_plan_subset(pl, keep, cnt[0], pos, &q), TS_EINVALID);
+  assert_null(q);
+  test_free(pos);
+  test_free(keep);
+  ts_coll_plan_free(pl);
+  ts_coll_comm_free(c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(ring_counts_and_bytes),
@@ -699,6 +748,7 @@ int main(void) {
       cmocka_unit_test(nccltests_conventions),
       cmocka_unit_test(nccltests_number_widths),
       cmocka_unit_test(dags_acyclic_everywhere),
+      cmocka_unit_test(plan_subset),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

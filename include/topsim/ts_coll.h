@@ -246,6 +246,13 @@ double ts_coll_plan_predicted_s(const ts_coll_plan *pl);
 /* Chunks per step k. */
 uint32_t ts_coll_plan_chunks(const ts_coll_plan *pl);
 void ts_coll_plan_free(ts_coll_plan *pl);
+/* A plan of pl's transfers keep[0..n), in that order, each dependency u
+ * renamed to[u] (an index into the new plan, below the dependent's: used
+ * by symmetric-rank folding to run one member's share of a symmetric
+ * plan). 0, TS_EINVALID (a dependency that does not point backwards) or
+ * TS_ENOMEM; *out NULL on error. */
+int ts_coll_plan_subset(const ts_coll_plan *pl, const uint32_t *keep,
+                        uint32_t n, const uint32_t *to, ts_coll_plan **out);
 
 /* ---- cost model ----------------------------------------------------- */
 

@@ -165,6 +165,10 @@ int ts_net_set_reroute(ts_net *net, ts_net_reroute_fn fn, void *ctx);
  * 0 for an out-of-range dir. */
 double ts_net_dir_bandwidth(const ts_net *net, uint32_t dir);
 
+/* Flows crossing direction dir now (flow fidelity; chunk: 1 while a
+ * chunk is serialised), 0 when dir is out of range. */
+uint32_t ts_net_dir_active(const ts_net *net, uint32_t dir);
+
 /* Copies direction dir's counters to *out (busy time includes a busy
  * period still open at now). TS_EINVALID if dir is out of range. */
 int ts_net_dir_stats_get(const ts_net *net, uint32_t dir,

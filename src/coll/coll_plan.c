@@ -296,6 +296,43 @@ void ts_coll_plan_free(ts_coll_plan *pl) {
   free(pl);
 }
 
+int ts_coll_plan_subset(const ts_coll_plan *pl, const uint32_t *keep,
+                        uint32_t n, const uint32_t *to, ts_coll_plan **out) {
+  *out = NULL;
+  ts_coll_plan *q = calloc(1, sizeof *q);
+  uint64_t nd = 0;
+  for (uint32_t i = 0; i < n; i++) nd += pl->x[keep[i]].ndeps;
+  if (q) {
+    q->x = malloc(sizeof *q->x * ((size_t)n + 1));
+    q->deps = malloc(sizeof *q->deps * ((size_t)nd + 1));
+  }
+  if (!q || !q->x || !q->deps) {
+    ts_coll_plan_free(q);
+    return TS_ENOMEM;
+  }
+  q->n = q->cap = n;
+  q->dcap = nd;
+  q->algo = pl->algo;
+  q->proto = pl->proto;
+  q->predicted_s = pl->predicted_s;
+  q->k = pl->k;
+  for (uint32_t i = 0; i < n; i++) {
+    const ts_coll_xfer *a = &pl->x[keep[i]];
+    q->x[i] = *a;
+    q->x[i].dep_first = (uint32_t)q->ndeps;
+    for (uint32_t j = 0; j < a->ndeps; j++) {
+      uint32_t t = to[pl->deps[a->dep_first + j]];
+      if (t >= i) { /* deps point backwards; anything else is no subset */
+        ts_coll_plan_free(q);
+        return TS_EINVALID;
+      }
+      q->deps[q->ndeps++] = t;
+    }
+  }
+  *out = q;
+  return 0;
+}
+
 /* ---- dispatcher ----------------------------------------------------- */
 
 static int (*const lowerers[TS_COLL_ALGO_COUNT])(coll_ctx *) = {

@@ -59,6 +59,15 @@ struct ts_exec {
   /* footprint recording for isolated runs (exec_step_fast.c) */
   int recording, rec_fail;
   uint32_t *rec, nrec, caprec;    /* directions sent over, with repeats */
+  /* folding with live TP groups (exec_step_fold.c): every hop is sent over
+   * its orbit's representative direction, or NULL */
+  const uint32_t *dir_rep;
+  /* quiet-window replays (exec_step_run.c), per direction the network
+   * sees, or NULL: end of the replayed window + 1 and latest activation of
+   * a posted transfer + 1 (0: none); violated is set (and the engine
+   * stopped) when a transfer would be active inside a replayed window */
+  ts_time_ps *resv, *pend;
+  int violated;
 };
 
 /* Builds x->own_state (o->state plus the static faults) when o has faults,
@@ -125,6 +134,9 @@ typedef struct exec_plan_ent {
   ts_coll_plan *plan;
   exec_memo *memo;              /* isolated result, once computed */
   uint8_t checked;              /* fold: images proven (exec_step_fold.c) */
+  ts_coll_plan *fplan;          /* fold, live TP: member 0's share */
+  uint32_t *qdir, nq;           /* quiet replay: directions the network
+                                   sees the plan use (after dir_rep) */
   struct exec_plan_ent *next;
 } exec_plan_ent;
 
@@ -213,14 +225,25 @@ void exec_colls_apply_kind(exec_colls *k, ts_exec *x, uint32_t g);
 
 /* ---- step: symmetric-rank folding (exec_step_fold.c) ---- */
 
+/* Hash (direction, class) -> direction. */
+typedef struct exec_fold_map {
+  uint64_t *key;
+  uint32_t *val, n, cap;
+} exec_fold_map;
+
 typedef struct exec_fold {
   int on, refused;
+  int live;                   /* TP groups run (member 0's share), not replayed */
+  int sealed;                 /* live: orbits fixed, no more proofs */
   uint32_t T;                 /* classes: the TP group size */
   uint32_t nd, nsim;          /* directions; ranks simulated */
   uint32_t *phi;              /* [dir]: class-0 direction it images */
-  uint16_t *cls;              /* [dir]: 0 unused, else class + 1 */
-  uint64_t *inv_key;          /* hash (class-0 dir, class) -> image dir */
-  uint32_t *inv_val, inv_n, inv_cap;
+  uint16_t *cls;              /* [dir]: 0 unused, else class + 1 (live:
+                                 1 when class 0 uses it) */
+  exec_fold_map inv;          /* (class-0 dir, class) -> image dir */
+  exec_fold_map img;          /* live: (image dir, class) -> class-0 dir */
+  uint32_t *rep;              /* live: [dir] orbit representative or ~0 */
+  uint32_t *qp, nqp, capqp;   /* live: class-0 paths (length, dirs...) */
   uint8_t *pp_checked;        /* [rank * 2 + dir]: send proven */
   ts_path *p0;                /* scratch path set */
   char why[256];              /* "on: ...", "off: ..." or "refused: ..." */
@@ -246,6 +269,12 @@ int exec_fold_check_group(exec_fold *F, exec_colls *k, ts_exec *x, ts_group g,
 int exec_fold_check_pp(exec_fold *F, exec_colls *k, ts_exec *x, uint32_t r,
                        uint32_t dir, uint32_t peer, uint64_t bytes,
                        const ts_coll_plan *plan, ts_diag *d);
+/* Live TP: proves that TP group id's plan (its entry e) is symmetric under
+ * rotating member indices and its rotated transfers are images on the
+ * real routes, and builds e->fplan (member 0's transfers). 0, TS_ENOMEM,
+ * or TS_EINTERNAL with F->refused set. */
+int exec_fold_check_tp(exec_fold *F, exec_colls *k, ts_exec *x, uint32_t id,
+                       exec_plan_ent *e, ts_diag *d);
 /* Copies every class-0 direction's counters onto its images and scales the
  * executor's counters by the class count (before TP replays are added). */
 void exec_fold_mirror_links(const exec_fold *F, ts_exec *x);

@@ -205,8 +205,27 @@ static int xfer_post(ts_exec *x, const ts_coll_xfer *xf, ts_net_done_fn fn,
   d->msg[0] = '\0'; /* cleared in full only on error: this runs per transfer */
   uint32_t k = 0;
   int rc = xfer_paths(x, xf, &k, d);
-  if (!rc) rc = exec_path_send(x->net, x->paths, k, xf->wire_bytes,
-                               xfer_alpha(x, xf), fn, ctx, tag);
+  /* Folded with live TP groups: the network holds one representative per
+   * orbit of directions (exec_step_fold.c). */
+  for (uint32_t p = 0; !rc && x->dir_rep && p < k; p++)
+    for (uint32_t h = 0; h < x->paths[p].len; h++)
+      if (x->dir_rep[x->paths[p].dir[h]] != UINT32_MAX)
+        x->paths[p].dir[h] = x->dir_rep[x->paths[p].dir[h]];
+  ts_time_ps alpha = rc ? 0 : xfer_alpha(x, xf);
+  /* Quiet-window replays: this transfer's flows become active at
+   * now + alpha; crossing a replayed window voids the run. */
+  for (uint32_t p = 0; !rc && x->resv && p < k; p++)
+    for (uint32_t h = 0; h < x->paths[p].len; h++) {
+      uint32_t dd = x->paths[p].dir[h];
+      ts_time_ps act = ts_sim_now(x->sim) + alpha;
+      if (act < x->resv[dd] && !x->violated) {
+        x->violated = 1;
+        ts_sim_stop(x->sim);
+      }
+      if (act + 1 > x->pend[dd]) x->pend[dd] = act + 1;
+    }
+  if (!rc) rc = exec_path_send(x->net, x->paths, k, xf->wire_bytes, alpha,
+                               fn, ctx, tag);
   if (rc) {
     if (!d->msg[0])
       ts_diag_set(d, rc, NULL, 0, 0, "cannot send from '%s' to '%s': %s",

@@ -59,6 +59,8 @@ static void group_free(exec_group *G) {
   for (exec_plan_ent *e = G->plans, *n; e; e = n) {
     n = e->next;
     ts_coll_plan_free(e->plan);
+    ts_coll_plan_free(e->fplan);
+    free(e->qdir);
     exec_memo_free(e->memo);
     free(e);
   }

@@ -7,9 +7,11 @@
  * other group (PP, DP, CP, EP) must lie inside one class and map onto a
  * group of class 0 member by member (rank r <-> member 0 of r's TP group),
  * every rank must run its representative's program and have its straggler
- * factor, and every TP group must be replayed (exec_step_fast.c: it owns
- * its NVLinks, so its collectives never meet other traffic and its members
- * arrive together when their programs and inputs are equal).
+ * factor. When every TP group is replayed (exec_step_fast.c: it owns its
+ * NVLinks, so its collectives never meet other traffic and its members
+ * arrive together when their programs and inputs are equal), the classes
+ * must use disjoint links (below). Otherwise the TP groups run live
+ * (F->live), see "Live TP groups" at the end of this comment.
  *
  * Proof on the real routes, before the run. Every plan class 0 will run
  * (each rank's first pipeline send per direction, each collective of each
@@ -33,10 +35,30 @@
  * are added; counters of collectives and transfers are scaled by the
  * class count. Off with ts_step_opts.exact, chunk fidelity and whenever the
  * fast path is off (tracing, free_comm, timed failures).
+ *
+ * Live TP groups (two or four TP groups per host, crossed by DP ring hops
+ * or pipeline sends). The step is symmetric under rotating the TP index
+ * (member i -> i + c of every TP group at once). Each TP plan must split
+ * into one share per member, member c's p-th transfer being member 0's
+ * p-th rotated by c (dependencies rotated alike, paths images hop by hop);
+ * member 0's share (dependencies renamed to member 0's same-position
+ * transfer, which ends at the same time) is e->fplan. The image map is
+ * sigma_c (class-0 direction -> class-c direction), a function, injective
+ * per class, between alike directions, but a direction may serve several
+ * classes. seal() then requires every class-0 direction r to have T
+ * distinct images and two image sets to be equal or disjoint: they are
+ * the orbits, T directions each. For a direction d of orbit O, the full
+ * run's flows on d are exactly one image of each class-0 flow hop in O,
+ * so the network that keeps one representative per orbit and sends each
+ * class-0 hop over its orbit's representative (x->dir_rep) gives every
+ * class-0 flow its full-run rate (no class-0 path may cross an orbit
+ * twice, or the quotient would count one flow twice). Mirroring copies a
+ * representative's counters to its orbit.
  * Cost: O(ranks x group kinds + collective ordinals x members) checks up
  * front; per distinct plan, one
  * route per transfer per class (what the full run routes anyway);
- * O(directions) to mirror. Memory: 6 bytes per direction. */
+ * O(directions) to mirror. Memory: 6 bytes per direction (live: 8 more,
+ * plus the class-0 paths kept for the orbit check). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,7 +134,10 @@ static int ranks_fold(exec_fold *F, const ts_exec *x, const ts_mapping *m,
 }
 
 static int check_sends(exec_fold *F, exec_colls *k, ts_exec *x);
-static int check_groups(exec_fold *F, exec_colls *k, ts_exec *x);
+static void map_free(exec_fold_map *M);
+static int check_groups(exec_fold *F, exec_colls *k, ts_exec *x,
+                        const exec_fast *fast);
+static int seal(exec_fold *F, ts_exec *x);
 
 int exec_fold_init(exec_fold *F, exec_colls *k, ts_exec *x,
                    const exec_fast *fast, const ts_step_opts *o) {
@@ -125,10 +150,10 @@ int exec_fold_init(exec_fold *F, exec_colls *k, ts_exec *x,
   if (o->net.fidelity != TS_NET_FLOW || o->net.full_solve)
     return why(F, "off: chunk fidelity or full solve");
   if (T < 2 || T > 65534) return why(F, "off: TP %u", T);
+  /* A TP group that is not replayed (other traffic may cross its
+   * NVLinks) runs live: member 0's share, on the quotient network. */
   for (uint32_t id = 0; id < ts_mapping_group_count(m, TS_GROUP_TP); id++)
-    if (!fast->excl[TS_GROUP_TP][id])
-      return why(F, "refused: TP group %u is not replayed (other traffic may "
-                 "cross its NVLinks)", id);
+    if (!fast->excl[TS_GROUP_TP][id]) F->live = 1;
   if (!ranks_fold(F, x, m, sp) || !groups_fold(F, m)) return 0;
   F->T = T;
   F->nd = 2 * ts_topo_link_count(ts_exec_topo(x));
@@ -139,12 +164,13 @@ int exec_fold_init(exec_fold *F, exec_colls *k, ts_exec *x,
   if (!F->phi || !F->cls || !F->pp_checked || !F->p0) return TS_ENOMEM;
   F->nsim = ts_mapping_ranks(m) / T;
   F->on = 1;
-  snprintf(F->why, sizeof F->why, "on: %u of %u ranks simulated", F->nsim,
-           ts_mapping_ranks(m));
+  snprintf(F->why, sizeof F->why, "on: %u of %u ranks simulated%s", F->nsim,
+           ts_mapping_ranks(m), F->live ? ", TP groups live" : "");
   /* Every plan is known now: prove them all before the run, so the usual
    * refusal (ECMP sending two classes' images apart) costs no rerun. */
   int rc = check_sends(F, k, x);
-  if (!rc) rc = check_groups(F, k, x);
+  if (!rc) rc = check_groups(F, k, x, fast);
+  if (!rc && F->live) rc = seal(F, x);
   if (rc && F->refused) {
     exec_fold_free(F);
     return 0;
@@ -158,8 +184,10 @@ void exec_fold_free(exec_fold *F) {
   memcpy(keep, F->why, sizeof keep);
   free(F->phi);
   free(F->cls);
-  free(F->inv_key);
-  free(F->inv_val);
+  map_free(&F->inv);
+  map_free(&F->img);
+  free(F->rep);
+  free(F->qp);
   free(F->pp_checked);
   free(F->p0);
   memset(F, 0, sizeof *F);
@@ -173,8 +201,8 @@ static uint64_t inv_hash(uint64_t key) {
   return key ^ (key >> 29);
 }
 
-static int inv_grow(exec_fold *F) {
-  uint32_t cap = F->inv_cap ? F->inv_cap * 2 : 1024;
+static int map_grow(exec_fold_map *M) {
+  uint32_t cap = M->cap ? M->cap * 2 : 1024;
   uint64_t *key = calloc(cap, sizeof *key);
   uint32_t *val = malloc((size_t)cap * sizeof *val);
   if (!key || !val) {
@@ -182,34 +210,49 @@ static int inv_grow(exec_fold *F) {
     free(val);
     return TS_ENOMEM;
   }
-  for (uint32_t i = 0; i < F->inv_cap; i++) {
-    if (!F->inv_key[i]) continue;
-    uint32_t h = (uint32_t)(inv_hash(F->inv_key[i]) & (cap - 1));
+  for (uint32_t i = 0; i < M->cap; i++) {
+    if (!M->key[i]) continue;
+    uint32_t h = (uint32_t)(inv_hash(M->key[i]) & (cap - 1));
     while (key[h]) h = (h + 1) & (cap - 1);
-    key[h] = F->inv_key[i];
-    val[h] = F->inv_val[i];
+    key[h] = M->key[i];
+    val[h] = M->val[i];
   }
-  free(F->inv_key);
-  free(F->inv_val);
-  F->inv_key = key;
-  F->inv_val = val;
-  F->inv_cap = cap;
+  free(M->key);
+  free(M->val);
+  M->key = key;
+  M->val = val;
+  M->cap = cap;
   return 0;
 }
 
-/* Class c's image of class-0 direction r is d: 1 when that is new or
- * agrees with what is known, 0 when class c already mapped another
- * direction onto r (phi would not be injective), <0 on no memory. */
-static int inv_put(exec_fold *F, uint32_t r, uint32_t c, uint32_t d) {
-  if (2 * (F->inv_n + 1) > F->inv_cap && inv_grow(F)) return TS_ENOMEM;
+/* Maps (r, class c) to d: 1 when that is new or agrees with what is
+ * known, 0 when (r, c) already maps elsewhere, <0 on no memory. */
+static int map_put(exec_fold_map *M, uint32_t r, uint32_t c, uint32_t d) {
+  if (2 * (M->n + 1) > M->cap && map_grow(M)) return TS_ENOMEM;
   uint64_t key = ((uint64_t)r << 16 | c) + 1;
-  uint32_t h = (uint32_t)(inv_hash(key) & (F->inv_cap - 1));
-  for (; F->inv_key[h]; h = (h + 1) & (F->inv_cap - 1))
-    if (F->inv_key[h] == key) return F->inv_val[h] == d;
-  F->inv_key[h] = key;
-  F->inv_val[h] = d;
-  F->inv_n++;
+  uint32_t h = (uint32_t)(inv_hash(key) & (M->cap - 1));
+  for (; M->key[h]; h = (h + 1) & (M->cap - 1))
+    if (M->key[h] == key) return M->val[h] == d;
+  M->key[h] = key;
+  M->val[h] = d;
+  M->n++;
   return 1;
+}
+
+/* What (r, c) maps to, or UINT32_MAX. */
+static uint32_t map_get(const exec_fold_map *M, uint32_t r, uint32_t c) {
+  if (!M->cap) return UINT32_MAX;
+  uint64_t key = ((uint64_t)r << 16 | c) + 1;
+  for (uint32_t h = (uint32_t)(inv_hash(key) & (M->cap - 1)); M->key[h];
+       h = (h + 1) & (M->cap - 1))
+    if (M->key[h] == key) return M->val[h];
+  return UINT32_MAX;
+}
+
+static void map_free(exec_fold_map *M) {
+  free(M->key);
+  free(M->val);
+  memset(M, 0, sizeof *M);
 }
 
 /* Directions the network treats alike: bandwidth now (faults applied) and
@@ -221,11 +264,36 @@ static int same_dir(const ts_exec *x, uint32_t a, uint32_t b) {
          ts_topo_link(t, a >> 1)->latency == ts_topo_link(t, b >> 1)->latency;
 }
 
+/* Live TP (directions may serve several classes): records sigma_c(r) = d,
+ * which must stay a function and injective per class; the orbits are
+ * checked once everything is recorded (seal). */
+static int dmap_live(exec_fold *F, const ts_exec *x, uint32_t d, uint32_t r,
+                     uint32_t c) {
+  char a[600], b[600];
+  if (!c) {
+    F->cls[r] = 1;
+    return 1;
+  }
+  if (!same_dir(x, d, r))
+    return why(F, "refused: %s (TP index %u) and %s differ in bandwidth or "
+               "latency", dir_name(x, d, a, sizeof a), c, dir_name(x, r, b, sizeof b));
+  int rc = map_put(&F->inv, r, c, d);
+  if (rc == 0)
+    return why(F, "refused: TP index %u's images of %s are two directions "
+               "(ECMP)", c, dir_name(x, r, a, sizeof a));
+  if (rc > 0) rc = map_put(&F->img, d, c, r);
+  if (rc == 0)
+    return why(F, "refused: TP index %u maps two directions onto %s (ECMP)",
+               c, dir_name(x, d, a, sizeof a));
+  return rc;
+}
+
 /* Records that class c uses direction d as the image of class-0 direction
  * r: 1 when consistent with everything recorded, 0 when not, <0 error. */
 static int dmap(exec_fold *F, const ts_exec *x, uint32_t d, uint32_t r,
                 uint32_t c) {
   char a[600], b[600];
+  if (F->live) return dmap_live(F, x, d, r, c);
   if (F->cls[d] && F->cls[d] != c + 1)
     return why(F, "refused: TP indices %u and %u both use %s", F->cls[d] - 1,
                c, dir_name(x, d, a, sizeof a));
@@ -238,7 +306,7 @@ static int dmap(exec_fold *F, const ts_exec *x, uint32_t d, uint32_t r,
     if (!same_dir(x, d, r))
       return why(F, "refused: %s (TP index %u) and %s differ in bandwidth or "
                  "latency", dir_name(x, d, a, sizeof a), c, dir_name(x, r, b, sizeof b));
-    int rc = inv_put(F, r, c, d);
+    int rc = map_put(&F->inv, r, c, d);
     if (rc == 0)
       return why(F, "refused: TP index %u maps two directions onto %s (ECMP)",
                  c, dir_name(x, r, a, sizeof a));
@@ -259,11 +327,27 @@ static int same_xfer(const ts_coll_xfer *a, const ts_coll_xfer *b) {
          a->ndeps == b->ndeps;
 }
 
-/* Transfer b of class c against its class-0 twin a, on the real routes:
- * 1 isomorphic, 0 not, <0 no memory. */
-static int check_xfer(exec_fold *F, ts_exec *x, const ts_coll_xfer *a,
-                      const ts_coll_xfer *b, uint32_t c) {
-  if (!same_xfer(a, b)) return why(F, "refused: TP index %u lowers a plan differently", c);
+/* Live: keeps class-0 path p for the check that no quotient path crosses
+ * one orbit twice. 0 or TS_ENOMEM. */
+static int keep_path(exec_fold *F, const ts_path *p) {
+  if (F->nqp + p->len + 1 > F->capqp) {
+    uint32_t cap = F->capqp ? F->capqp : 1024;
+    while (cap < F->nqp + p->len + 1) cap *= 2;
+    uint32_t *v = realloc(F->qp, (size_t)cap * sizeof *v);
+    if (!v) return TS_ENOMEM;
+    F->qp = v;
+    F->capqp = cap;
+  }
+  F->qp[F->nqp++] = p->len;
+  memcpy(F->qp + F->nqp, p->dir, p->len * sizeof *F->qp);
+  F->nqp += p->len;
+  return 0;
+}
+
+/* Transfer b of class c against its class-0 twin a (fields already
+ * compared), on the real routes: 1 isomorphic, 0 not, <0 no memory. */
+static int check_paths(exec_fold *F, ts_exec *x, const ts_coll_xfer *a,
+                       const ts_coll_xfer *b, uint32_t c) {
   if (a->flags & TS_COLL_XFER_JOIN) return 1;
   ts_diag d;
   uint32_t ka = 0, kb = 0;
@@ -285,8 +369,15 @@ static int check_xfer(exec_fold *F, ts_exec *x, const ts_coll_xfer *a,
       if (rc > 0) rc = dmap(F, x, pb->dir[h], pa->dir[h], c);
       if (rc <= 0) return rc;
     }
+    if (F->live && c == 1 && keep_path(F, pa)) return TS_ENOMEM;
   }
   return 1;
+}
+
+static int check_xfer(exec_fold *F, ts_exec *x, const ts_coll_xfer *a,
+                      const ts_coll_xfer *b, uint32_t c) {
+  if (!same_xfer(a, b)) return why(F, "refused: TP index %u lowers a plan differently", c);
+  return check_paths(F, x, a, b, c);
 }
 
 static int check_plan(exec_fold *F, ts_exec *x, const ts_coll_plan *a,
@@ -321,7 +412,7 @@ int exec_fold_check_group(exec_fold *F, exec_colls *k, ts_exec *x, ts_group g,
                           const ts_coll_plan *plan, ts_diag *d) {
   const ts_mapping *m = k->m;
   uint32_t r0 = ts_mapping_group_member(m, g, id, 0);
-  int rc = 1;
+  int rc = F->sealed ? why(F, "refused: a plan first lowered during the run") : 1;
   for (uint32_t c = 1; c < F->T && rc > 0; c++) {
     uint32_t idc = ts_mapping_rank(m, image(m, r0, c))->group[g];
     exec_plan_ent *e = NULL;
@@ -338,7 +429,7 @@ int exec_fold_check_pp(exec_fold *F, exec_colls *k, ts_exec *x, uint32_t r,
   uint8_t *done = &F->pp_checked[(size_t)r * 2 + dir];
   if (*done) return 0;
   *done = 1;
-  int rc = 1;
+  int rc = F->sealed ? why(F, "refused: a send first lowered during the run") : 1;
   for (uint32_t c = 1; c < F->T && rc > 0; c++) {
     ts_coll_plan *pc = NULL;
     int lrc = exec_colls_pp_plan(k, image(k->m, r, c), dir, image(k->m, peer, c),
@@ -346,6 +437,82 @@ int exec_fold_check_pp(exec_fold *F, exec_colls *k, ts_exec *x, uint32_t r,
     rc = lrc ? why(F, "refused: a send of TP index %u cannot be lowered", c)
              : check_plan(F, x, plan, pc, c);
   }
+  return verdict(F, rc);
+}
+
+/* Transfer b is transfer a with every member index moved up by c. */
+static int rotated(const ts_coll_xfer *a, const ts_coll_xfer *b, uint32_t c,
+                   uint32_t T) {
+  return (uint32_t)b->dst_rank == ((uint32_t)a->dst_rank + c) % T &&
+         a->bytes == b->bytes && a->wire_bytes == b->wire_bytes &&
+         a->reduce_bytes == b->reduce_bytes && a->alpha == b->alpha &&
+         a->steps == b->steps && a->channel == b->channel &&
+         a->flags == b->flags && a->ndeps == b->ndeps;
+}
+
+/* Checks the plan against its rotations, transfer by transfer: member c's
+ * p-th transfer (by[c * m + p]) must be member 0's p-th rotated by c, with
+ * dependencies rotated alike, on image paths. 1, 0 (refused) or <0. */
+static int tp_rotations(exec_fold *F, ts_exec *x, const ts_coll_plan *pl,
+                        const uint32_t *by, const uint32_t *pos, uint32_t m) {
+  const ts_coll_xfer *xf = ts_coll_plan_xfers(pl);
+  const uint32_t *dp = ts_coll_plan_deps(pl);
+  for (uint32_t p = 0; p < m; p++) {
+    const ts_coll_xfer *a = &xf[by[p]];
+    for (uint32_t c = 1; c < F->T; c++) {
+      const ts_coll_xfer *b = &xf[by[(size_t)c * m + p]];
+      int ok = rotated(a, b, c, F->T);
+      for (uint32_t j = 0; ok && j < a->ndeps; j++) {
+        uint32_t ua = dp[a->dep_first + j], ub = dp[b->dep_first + j];
+        ok = pos[ua] == pos[ub] &&
+             (uint32_t)xf[ub].src_rank == ((uint32_t)xf[ua].src_rank + c) % F->T;
+      }
+      if (!ok) return why(F, "refused: a TP plan is not the same under "
+                          "rotating its members (member %u)", c);
+      int rc = check_paths(F, x, a, b, c);
+      if (rc <= 0) return rc;
+    }
+  }
+  return 1;
+}
+
+int exec_fold_check_tp(exec_fold *F, exec_colls *k, ts_exec *x, uint32_t id,
+                       exec_plan_ent *e, ts_diag *d) {
+  (void)k;
+  (void)id;
+  (void)d;
+  if (e->fplan) return 0;
+  const ts_coll_plan *pl = e->plan;
+  uint32_t n = ts_coll_plan_count(pl), T = F->T, m = n / T;
+  const ts_coll_xfer *xf = ts_coll_plan_xfers(pl);
+  int rc = F->sealed ? why(F, "refused: a TP plan first lowered during the run")
+           : n % T ? why(F, "refused: a TP plan of %u transfers over %u "
+                         "members", n, T) : 1;
+  uint32_t *pos = malloc(((size_t)n + 1) * sizeof *pos);
+  uint32_t *by = malloc(((size_t)n + 1) * sizeof *by);
+  uint32_t *cnt = calloc(T, sizeof *cnt);
+  if (!pos || !by || !cnt) rc = TS_ENOMEM;
+  for (uint32_t i = 0; i < n && rc > 0; i++) {
+    int32_t s0 = xf[i].src_rank, d0 = xf[i].dst_rank;
+    if (s0 < 0 || d0 < 0 || (uint32_t)s0 >= T || (uint32_t)d0 >= T ||
+        cnt[s0] == m) {
+      rc = why(F, "refused: a TP plan is not one share per member (switch "
+               "endpoints or unequal shares)");
+      break;
+    }
+    pos[i] = cnt[s0];
+    by[(size_t)s0 * m + cnt[s0]++] = i;
+  }
+  if (rc > 0) rc = tp_rotations(F, x, pl, by, pos, m);
+  if (rc > 0) {
+    int src = ts_coll_plan_subset(pl, by, m, pos, &e->fplan);
+    if (src == TS_ENOMEM) rc = TS_ENOMEM;
+    else if (src) rc = why(F, "refused: member 0's share of a TP plan waits on "
+                           "later transfers");
+  }
+  free(pos);
+  free(by);
+  free(cnt);
   return verdict(F, rc);
 }
 
@@ -375,12 +542,13 @@ static int check_sends(exec_fold *F, exec_colls *k, ts_exec *x) {
 
 /* Every collective of every class-0 group (PP aside), lowered as the run
  * will lower it: member i's instruction at each ordinal of stream g. */
-static int check_groups(exec_fold *F, exec_colls *k, ts_exec *x) {
+static int check_groups(exec_fold *F, exec_colls *k, ts_exec *x,
+                        const exec_fast *fast) {
   const ts_mapping *m = k->m;
   int rc = 0;
   for (uint32_t g = 0; g < TS_GROUP_COUNT && !rc; g++) {
     uint32_t n = ts_mapping_group_size(m, (ts_group)g);
-    if (g == TS_GROUP_TP || g == TS_GROUP_PP || n < 2) continue;
+    if ((g == TS_GROUP_TP && !F->live) || g == TS_GROUP_PP || n < 2) continue;
     const ts_step_ins **ins = malloc((size_t)n * sizeof *ins);
     if (!ins) return TS_ENOMEM;
     for (uint32_t id = 0; id < ts_mapping_group_count(m, (ts_group)g) && !rc; id++) {
@@ -388,9 +556,11 @@ static int check_groups(exec_fold *F, exec_colls *k, ts_exec *x) {
       if (exec_fold_rep(m, r0) != r0) continue;
       const ts_step_prog *p0 = ts_step_progs_rank(k->sp, m, r0);
       for (uint32_t j = 0; j < p0->nords[g] && !rc; j++) {
+        /* a folded TP group runs on member 0's instructions */
         for (uint32_t i = 0; i < n; i++) {
-          const ts_step_prog *p =
-              ts_step_progs_rank(k->sp, m, ts_mapping_group_member(m, (ts_group)g, id, i));
+          const ts_step_prog *p = ts_step_progs_rank(
+              k->sp, m, ts_mapping_group_member(m, (ts_group)g, id,
+                                                g == TS_GROUP_TP ? 0 : i));
           ins[i] = j < p->nords[g] ? &p->ins[p->ords[g][j]] : NULL;
         }
         bool all = true;
@@ -400,6 +570,10 @@ static int check_groups(exec_fold *F, exec_colls *k, ts_exec *x) {
         /* Unequal streams or a plan that cannot be lowered fail the run
          * itself; its lazy check (exec_step_run.c plan_of) covers the rest. */
         if (!all || exec_colls_plan(k, (ts_group)g, id, ins, &e, &d)) continue;
+        if (g == TS_GROUP_TP) {
+          if (!fast->excl[g][id]) rc = exec_fold_check_tp(F, k, x, id, e, &d);
+          continue;
+        }
         if (e->checked) continue;
         e->checked = 1;
         rc = exec_fold_check_group(F, k, x, (ts_group)g, id, ins, e->plan, &d);
@@ -410,12 +584,60 @@ static int check_groups(exec_fold *F, exec_colls *k, ts_exec *x) {
   return rc;
 }
 
+/* Live: no class-0 path may cross one orbit twice (the network would
+ * count one flow twice where the full run has two flows). */
+static int quotient_paths(exec_fold *F, const ts_exec *x) {
+  char a[600];
+  for (uint32_t i = 0; i < F->nqp; i += F->qp[i] + 1)
+    for (uint32_t h = 1; h <= F->qp[i]; h++)
+      for (uint32_t j = h + 1; j <= F->qp[i]; j++)
+        if (F->rep[F->qp[i + h]] == F->rep[F->qp[i + j]])
+          return why(F, "refused: a path crosses two directions of one orbit "
+                     "(%s)", dir_name(x, F->qp[i + h], a, sizeof a));
+  return 1;
+}
+
+/* Live: every direction class 0 uses, r, has T distinct images (itself at
+ * class 0), and two such image sets are equal or disjoint: they are the
+ * orbits, each direction's representative is the lowest class-0 direction
+ * of its orbit, and the network sees representatives only (x->dir_rep).
+ * 0, TS_ENOMEM, or TS_EINTERNAL with F->refused set. */
+static int seal(exec_fold *F, ts_exec *x) {
+  char a[600];
+  F->rep = malloc(((size_t)F->nd + 1) * sizeof *F->rep);
+  uint32_t *stamp = calloc((size_t)F->nd + 1, sizeof *stamp);
+  int rc = F->rep && stamp ? 1 : TS_ENOMEM;
+  if (F->rep) memset(F->rep, 0xff, ((size_t)F->nd + 1) * sizeof *F->rep);
+  for (uint32_t r = 0; r < F->nd && rc > 0; r++) {
+    if (!F->cls[r]) continue;
+    uint32_t o = F->rep[r];
+    for (uint32_t c = 0; c < F->T && rc > 0; c++) {
+      uint32_t d = c ? map_get(&F->inv, r, c) : r;
+      if (d == UINT32_MAX)
+        rc = why(F, "refused: TP index %u has no image of %s", c,
+                 dir_name(x, r, a, sizeof a));
+      else if (o == UINT32_MAX ? F->rep[d] != UINT32_MAX
+                               : F->rep[d] != o || stamp[d] == r + 1)
+        rc = why(F, "refused: the images of %s are no orbit of the TP "
+                 "rotation", dir_name(x, r, a, sizeof a));
+      else if (o == UINT32_MAX) F->rep[d] = r;
+      else stamp[d] = r + 1;
+    }
+  }
+  free(stamp);
+  if (rc > 0) rc = quotient_paths(F, x);
+  F->sealed = 1;
+  if (rc > 0) x->dir_rep = F->rep;
+  return verdict(F, rc);
+}
+
 void exec_fold_mirror_links(const exec_fold *F, ts_exec *x) {
   ts_net *net = ts_exec_net(x);
   for (uint32_t d = 0; d < F->nd; d++) {
-    if (F->cls[d] < 2) continue;
+    uint32_t r = F->live ? F->rep[d] : F->phi[d];
+    if (F->live ? r == UINT32_MAX || r == d : F->cls[d] < 2) continue;
     ts_net_dir_stats st;
-    if (ts_net_dir_stats_get(net, F->phi[d], &st)) continue;
+    if (ts_net_dir_stats_get(net, r, &st)) continue;
     ts_net_dir_account(net, d, st.bytes, st.busy_ps, st.peak_flows);
   }
   x->transfers *= F->T;

@@ -20,9 +20,11 @@
  * one transfer is posted at once (exec_coll_send1) unless opts.exact.
  *
  * Folding (exec_step_fold.c): when the members of every TP group provably
- * see the same traffic on disjoint links, only member 0 of each runs (TP
- * rendezvous of one, other groups' counts scaled by the TP size) and
- * unfold() copies its results to the others at the end.
+ * see the same traffic (on disjoint links, or on the orbits of a TP
+ * rotation), only member 0 of each runs (TP rendezvous of one, other
+ * groups' counts scaled by the TP size; a live TP collective runs member
+ * 0's share of its plan) and unfold() copies its results to the others at
+ * the end.
  *
  * Accounting: a wait on a collective of dimension d adds to exposed[d]; a
  * wait on a pipeline receive is bubble until the sender sent, exposed PP
@@ -83,6 +85,8 @@ typedef struct step_state {
   exec_fast fast;
   exec_fold fold;
   int nofold;                    /* folding refused: the rerun */
+  int quiet;                     /* quiet-window replays of TP groups */
+  ts_time_ps *resv, *pend;       /* their per-direction windows (x->resv) */
   uint64_t cross[TS_DIM_COUNT];  /* bytes leaving the host, all ranks: an
                                     integer sum, exact in any order */
   ts_step_progs sp;
@@ -171,10 +175,73 @@ static void member_ins(step_state *S, uint32_t g, uint32_t id) {
 static int plan_of(step_state *S, uint32_t g, uint32_t id, exec_plan_ent **e) {
   member_ins(S, g, id);
   int rc = exec_colls_plan(&S->colls, (ts_group)g, id, S->scratch, e, S->d);
+  if (!rc && S->fold.on && g == TS_GROUP_TP && !(*e)->fplan)
+    return exec_fold_check_tp(&S->fold, &S->colls, S->x, id, *e, S->d);
   if (rc || !S->fold.on || g == TS_GROUP_TP || (*e)->checked) return rc;
   (*e)->checked = 1;
   return exec_fold_check_group(&S->fold, &S->colls, S->x, (ts_group)g, id,
                                S->scratch, (*e)->plan, S->d);
+}
+
+/* ---- quiet-window replays ---------------------------------------------
+ *
+ * A TP group that does not own its NVLinks (DP rings or PXN hops cross
+ * them) still runs most instances alone: whenever no other flow is active
+ * or about to become active on any direction the instance uses, and no
+ * other stream of its members has an instance gathering or running (the
+ * usual source of a flow that would start meanwhile), the instance is
+ * replayed from its isolated run (exec_step_fast.c) as one timer, and its
+ * directions are reserved for its duration. Any transfer that would be
+ * active on a reserved direction inside the window sets x->violated
+ * (exec_coll.c): the run is void and ts_step_run runs the step again
+ * without these replays. So a step that finishes used them only where the
+ * instance ran alone, where the replay is exact. */
+
+/* Directions the network sees e's plan use: its isolated footprint through
+ * the fold's representatives. 0 or TS_ENOMEM. */
+static int quiet_dirs(step_state *S, exec_plan_ent *e) {
+  const exec_memo *M = e->memo;
+  e->qdir = malloc(((size_t)M->n + 1) * sizeof *e->qdir);
+  if (!e->qdir) return TS_ENOMEM;
+  for (uint32_t i = 0; i < M->n; i++) {
+    uint32_t d = M->dir[i];
+    if (S->x->dir_rep && S->x->dir_rep[d] != UINT32_MAX) d = S->x->dir_rep[d];
+    uint32_t j = 0;
+    while (j < e->nq && e->qdir[j] != d) j++;
+    if (j == e->nq) e->qdir[e->nq++] = d;
+  }
+  return 0;
+}
+
+/* True when the instance of (g, id) starting now was replayed (a timer
+ * scheduled); false to run it live. Errors fail the step. */
+static bool quiet_replay(step_state *S, uint32_t g, uint32_t id,
+                         exec_plan_ent *e, uint64_t tag) {
+  if (!S->quiet || g != TS_GROUP_TP) return false;
+  for (uint32_t i = 0; i < run_size(S, g); i++) {
+    const step_rank *R = &S->rank[ts_mapping_group_member(S->m, (ts_group)g, id, i)];
+    for (uint32_t h = 0; h < TS_GROUP_COUNT; h++)
+      if (h != g && R->st[h].arrived != R->st[h].done) return false;
+  }
+  int rc = e->memo ? 0 : exec_fast_memo(&S->fast, S->x, S->o, e->plan,
+                                        S->hbm_bw, &e->memo, S->d);
+  if (!rc && !e->qdir) rc = quiet_dirs(S, e);
+  if (rc) {
+    fail(S, rc);
+    return true;
+  }
+  ts_time_ps now = ts_sim_now(S->sim);
+  for (uint32_t i = 0; i < e->nq; i++) {
+    uint32_t d = e->qdir[i];
+    if (ts_net_dir_active(S->net, d) || S->pend[d] > now || S->resv[d] > now)
+      return false;
+  }
+  for (uint32_t i = 0; i < e->nq; i++) S->resv[e->qdir[i]] = now + e->memo->dur + 1;
+  e->memo->replays++;
+  S->res->replayed += run_mult(S, g);
+  if (ts_sim_schedule_in(S->sim, e->memo->dur, on_event, S, tag, NULL))
+    fail(S, TS_ELIMIT);
+  return true;
 }
 
 static void coll_start(step_state *S, uint32_t g, uint32_t id) {
@@ -186,7 +253,10 @@ static void coll_start(step_state *S, uint32_t g, uint32_t id) {
   }
   exec_plan_ent *e = NULL;
   int rc = plan_of(S, g, id, &e);
-  if (!rc) rc = ts_exec_coll_start(S->x, e->plan, S->hbm_bw, on_exec_done, S, tag);
+  if (!rc && quiet_replay(S, g, id, e, tag)) return;
+  /* folded, a live TP group runs member 0's share (exec_step_fold.c) */
+  const ts_coll_plan *pl = e && e->fplan ? e->fplan : e ? e->plan : NULL;
+  if (!rc) rc = ts_exec_coll_start(S->x, pl, S->hbm_bw, on_exec_done, S, tag);
   if (rc) fail(S, rc);
 }
 
@@ -664,6 +734,8 @@ static void state_free(step_state *S) {
   free(S->msg);
   free(S->scratch);
   free(S->ready);
+  free(S->resv);
+  free(S->pend);
   for (int g = 0; g < TS_GROUP_COUNT; g++) free(S->ahead[g]);
   exec_trace_free(&S->trace);
 }
@@ -806,6 +878,7 @@ static int run(step_state *S) {
   if (S->trace.cap_samples)
     ts_sim_schedule(S->sim, S->trace.interval, on_sample, S, 0, NULL);
   if (!S->err) rc = ts_sim_run(S->sim);
+  if (S->x->violated) return TS_EINTERNAL; /* quiet replay void: rerun */
   if (rc == TS_ELIMIT && ts_sim_overrun(S->sim))
     return ts_budget_refuse_run(S->d, ts_sim_overrun(S->sim));
   if (!rc) rc = S->err;
@@ -863,16 +936,39 @@ static void assign_progs(step_state *S) {
     S->rank[r].prog = ts_step_progs_rank(&S->sp, S->m, r);
 }
 
-/* One attempt at the step; *refused when folding was refused mid-run
- * (nothing of it is kept: the caller runs again with nofold). */
+enum { TRY_NOFOLD = 1, TRY_NOQUIET = 2 };
+
+/* Quiet-window replays (above) for TP groups that are not replayed
+ * outright, when the fast path is on with the flow model. 0 or TS_ENOMEM. */
+static int quiet_init(step_state *S, int off) {
+  const ts_step_opts *o = S->o;
+  if (off || !S->fast.on || o->net.fidelity != TS_NET_FLOW || o->net.full_solve)
+    return 0;
+  for (uint32_t id = 0; id < ts_mapping_group_count(S->m, TS_GROUP_TP); id++)
+    if (ts_mapping_group_size(S->m, TS_GROUP_TP) > 1 && !S->fast.excl[TS_GROUP_TP][id])
+      S->quiet = 1;
+  if (!S->quiet) return 0;
+  size_t nd = 2 * (size_t)ts_topo_link_count(S->t) + 1;
+  S->resv = calloc(nd, sizeof *S->resv);
+  S->pend = calloc(nd, sizeof *S->pend);
+  if (!S->resv || !S->pend) return TS_ENOMEM;
+  S->x->resv = S->resv;
+  S->x->pend = S->pend;
+  return 0;
+}
+
+/* One attempt at the step with shortcuts `tries` (TRY_*) off; *retry gets
+ * the shortcut to turn off when this attempt was void (folding refused
+ * mid-run, a quiet replay crossed): nothing of it is kept. */
 static int step_once(const ts_workload *w, const ts_topo *t,
-                     const ts_mapping *m, const ts_step_opts *o, int nofold,
-                     ts_step_result *out, ts_diag *d, int *refused,
+                     const ts_mapping *m, const ts_step_opts *o, unsigned tries,
+                     ts_step_result *out, ts_diag *d, unsigned *retry,
                      char *why, size_t nwhy) {
   memset(out, 0, sizeof *out);
   step_state S;
   memset(&S, 0, sizeof S);
-  S.t = t, S.m = m, S.o = o, S.res = out, S.d = d, S.nofold = nofold;
+  S.t = t, S.m = m, S.o = o, S.res = out, S.d = d;
+  S.nofold = (tries & TRY_NOFOLD) != 0;
   int rc = ts_step_compile(w, t, m, &S.sp, d);
   if (rc) return rc;
   S.v = S.sp.chunks;
@@ -883,11 +979,13 @@ static int step_once(const ts_workload *w, const ts_topo *t,
   if (!rc) rc = exec_colls_init(&S.colls, S.x, m, &S.sp, o->compact_min, o->alpha_ps);
   if (!rc) assign_progs(&S);
   if (!rc) rc = exec_fast_init(&S.fast, S.x, m, &S.sp, o);
-  if (!rc && !nofold) rc = exec_fold_init(&S.fold, &S.colls, S.x, &S.fast, o);
+  if (!rc && !S.nofold) rc = exec_fold_init(&S.fold, &S.colls, S.x, &S.fast, o);
   if (!rc) rc = ahead_alloc(&S);
+  if (!rc) rc = quiet_init(&S, tries & TRY_NOQUIET);
   S.hbm_bw = S.colls.params.hbm_bw;
   if (!rc) rc = run(&S);
-  *refused = rc && S.fold.refused;
+  *retry = !rc ? 0 : S.x && S.x->violated ? TRY_NOQUIET
+                 : S.fold.refused ? TRY_NOFOLD : 0;
   if (!rc) rc = results(&S);
   snprintf(why, nwhy, "%s", S.fold.why);
   if (rc == TS_ENOMEM) ts_diag_set(d, rc, NULL, 0, 0, "out of memory");
@@ -903,15 +1001,17 @@ int ts_step_run(const ts_workload *w, const ts_topo *t, const ts_mapping *m,
     ts_step_opts_default(&def);
     o = &def;
   }
-  int refused = 0;
+  /* A void attempt turns its shortcut off; the fold's first reason is the
+   * one reported (a rerun without folding says "off"). */
+  unsigned tries = 0, retry = 0;
   char why[sizeof out->fold], why2[sizeof out->fold];
-  int rc = step_once(w, t, m, o, 0, out, d, &refused, why, sizeof why);
-  if (!refused) {
-    if (!rc) snprintf(out->fold, sizeof out->fold, "%s", why);
-    return rc;
+  int rc = step_once(w, t, m, o, tries, out, d, &retry, why, sizeof why);
+  while (retry && !(tries & retry)) {
+    tries |= retry;
+    if (d) memset(d, 0, sizeof *d);
+    rc = step_once(w, t, m, o, tries, out, d, &retry, why2, sizeof why2);
+    if (!(tries & TRY_NOFOLD)) memcpy(why, why2, sizeof why);
   }
-  if (d) memset(d, 0, sizeof *d);
-  rc = step_once(w, t, m, o, 1, out, d, &refused, why2, sizeof why2);
   if (!rc) snprintf(out->fold, sizeof out->fold, "%s", why);
   return rc;
 }

@@ -318,6 +318,10 @@ int ts_net_dir_account(ts_net *net, uint32_t dir, uint64_t bytes,
   return 0;
 }
 
+uint32_t ts_net_dir_active(const ts_net *net, uint32_t dir) {
+  return dir < net->ndirs ? net->dirs[dir].active : 0;
+}
+
 int ts_net_dir_stats_get(const ts_net *net, uint32_t dir,
                          ts_net_dir_stats *out) {
   if (dir >= net->ndirs) return TS_EINVALID;

@@ -68,6 +68,7 @@ target gpt175b-tp8pp8v6-dp192 "$bin" run "$ex/validation/nemo-gpt3-175b-128-h100
   --set gpus=12288 --global-batch 1536 --quiet
 target gpt3-1024-default "$bin" run "${g3[@]}"
 target gpt3-1024-tp4pp16dp16 "$bin" run "${g3[@]}" --tp 4 --pp 16 --dp 16
+target gpt3-1024-tp2pp32dp16 "$bin" run "${g3[@]}" --tp 2 --pp 32 --dp 16
 target gpt3-1024-tp8pp8dp16 "$bin" run "${g3[@]}" --tp 8 --pp 8 --dp 16
 target gpt3-1024-tp8pp32dp4 "$bin" run "${g3[@]}" --tp 8 --pp 32 --dp 4 --set layers=96
 target gpt3-1024-tp8pp16dp8-i2 "$bin" run "${g3[@]}" --schedule interleaved --virtual-stages 2
