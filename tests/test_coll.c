@@ -487,6 +487,88 @@ static void ring_steps_in_flight(void **state) {
   ts_coll_comm_free(c);
 }
 
+/* ts_coll_ring_describe + ts_coll_ring_xfer give, field for field, the
+ * transfers ts_coll_lower builds for a step ring (executors compute rings
+ * from the description without building them): transfer (ch, s, i, j) is
+ * plan index ((ch * steps + s) * n + i) * k + j, and its dependencies are
+ * (i-1, s-1, j), (i, s-W, j) and (i, s, j-1) when they exist. Checked on
+ * every op, with NCCL's 8 steps in flight and without, 1 and 3 channels
+ * in the three ring orders, with and without chunks, and two hosts of
+ * unequal size (intra and inter latencies, LL wire bytes rounded up). */
+static void ring_described_equals_lowered(void **state) {
+  (void)state;
+  int g[11], h[11];
+  for (int i = 0; i < 11; i++) g[i] = i, h[i] = i < 4 ? 0 : 1;
+  ts_coll_comm *c = NULL;
+  assert_int_equal(ts_coll_comm_new(g, 11, &c), 0);
+  assert_int_equal(ts_coll_comm_set_hosts(c, h), 0);
+  const ts_coll_op ops[] = {TS_COLL_ALL_REDUCE, TS_COLL_ALL_GATHER,
+                            TS_COLL_REDUCE_SCATTER};
+  uint32_t checked = 0;
+  for (int v = 0; v < 24; v++) {
+    ts_coll_params p = prm_fixed(TS_COLL_RING);
+    if (v & 1) ts_coll_params_nccl(&p, TS_COLL_GEN_HOPPER);
+    p.channels = v & 2 ? 3 : 1;
+    p.ring_order = (v >> 2) % 3;
+    p.chunk_bytes = v >= 12 ? 5000 : 0;
+    p.proto = v % 5 == 0 ? TS_COLL_LL : TS_COLL_SIMPLE;
+    ts_coll_op op = ops[v % 3];
+    uint64_t S = 1000003;
+    ts_coll_ring r;
+    ts_diag d;
+    assert_int_equal(ts_coll_ring_describe(c, op, S, &p, 0, &r, &d), 0);
+    ts_coll_plan *pl = lower(c, op, S, &p, 0);
+    const ts_coll_xfer *x = ts_coll_plan_xfers(pl);
+    const uint32_t *dp = ts_coll_plan_deps(pl);
+    uint32_t n = 11, k = r.chunks, W = r.window;
+    assert_int_equal(W, v & 1 ? 8 : 1);
+    assert_int_equal(k, ts_coll_plan_chunks(pl));
+    assert_int_equal(ts_coll_plan_count(pl), r.channels * r.steps * n * k);
+    assert_int_equal(r.proto, ts_coll_plan_proto(pl));
+    int m[11];
+    for (uint32_t ch = 0; ch < r.channels; ch++) {
+      ts_coll_ring_members(&r, ch, m);
+      for (uint32_t s = 0; s < r.steps; s++)
+        for (uint32_t i = 0; i < n; i++)
+          for (uint32_t j = 0; j < k; j++) {
+            uint32_t at = ((ch * r.steps + s) * n + i) * k + j;
+            ts_coll_xfer y;
+            ts_coll_ring_xfer(&r, m, ch, s, i, j, &y);
+            const ts_coll_xfer *w = &x[at];
+            assert_int_equal(y.src, w->src);
+            assert_int_equal(y.dst, w->dst);
+            assert_int_equal(y.bytes, w->bytes);
+            assert_int_equal(y.wire_bytes, w->wire_bytes);
+            assert_int_equal(y.reduce_bytes, w->reduce_bytes);
+            assert_int_equal(y.alpha, w->alpha);
+            assert_int_equal(y.channel, w->channel);
+            assert_int_equal(y.ndeps, w->ndeps);
+            uint32_t q = 0, base = (ch * r.steps) * n * k;
+            if (s > 0)
+              assert_int_equal(dp[w->dep_first + q++],
+                               base + ((s - 1) * n + (i + n - 1) % n) * k + j);
+            if (s >= W)
+              assert_int_equal(dp[w->dep_first + q++],
+                               base + ((s - W) * n + i) * k + j);
+            if (j > 0) assert_int_equal(dp[w->dep_first + q++], at - 1);
+            checked++;
+          }
+    }
+    ts_coll_plan_free(pl);
+  }
+  assert_true(checked > 20000);
+  /* Anything but a step ring is lowered instead. */
+  ts_coll_params p = prm_fixed(TS_COLL_TREE);
+  ts_coll_ring r;
+  ts_diag d;
+  assert_int_equal(ts_coll_ring_describe(c, TS_COLL_ALL_REDUCE, 1 << 20, &p, 0, &r, &d), 1);
+  p = prm_fixed(TS_COLL_RING);
+  assert_int_equal(ts_coll_ring_describe(c, TS_COLL_ALL_REDUCE, 1 << 20, &p,
+                                         TS_COLL_COMPACT, &r, &d), 1);
+  assert_int_equal(ts_coll_ring_describe(c, TS_COLL_BROADCAST, 1 << 20, &p, 0, &r, &d), 1);
+  ts_coll_comm_free(c);
+}
+
 /* Auto with default parameters on 8 GPUs of one host (no NVLS): small
  * messages go to the tree (2 log2 p steps instead of 2(p-1)), large ones to
  * the ring (bandwidth term 1.75 S/B vs 2 S/(0.92 B)). The switch happens
@@ -742,6 +824,7 @@ int main(void) {
       cmocka_unit_test(nvls_shape),
       cmocka_unit_test(nvls_overlap),
       cmocka_unit_test(ring_steps_in_flight),
+      cmocka_unit_test(ring_described_equals_lowered),
       cmocka_unit_test(auto_crossover),
       cmocka_unit_test(deterministic),
       cmocka_unit_test(chain_and_p2p),

@@ -6,6 +6,7 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "topsim/ts_exec.h"
@@ -292,6 +293,25 @@ static ts_topo *flat_switch(unsigned n) {
   return t;
 }
 
+/* The latency (s) and bottleneck bandwidth of the routed path a -> b: the
+ * alpha-beta closed forms below are written in these two numbers. */
+static void path_lat_bw(const ts_topo *t, uint32_t a, uint32_t b, double *lat,
+                        double *bw) {
+  ts_exec *x;
+  ts_diag d;
+  ts_path path;
+  assert_int_equal(ts_exec_create(t, NULL, &x, &d), 0);
+  assert_int_equal(ts_route_path(ts_exec_route(x), a, b, 0, &path, &d), 0);
+  *lat = 0;
+  *bw = 1e300;
+  for (uint32_t i = 0; i < path.len; i++) {
+    *lat += (double)ts_topo_link(t, path.dir[i] >> 1)->latency * 1e-12;
+    double w = ts_net_dir_bandwidth(ts_exec_net(x), path.dir[i]);
+    if (w < *bw) *bw = w;
+  }
+  ts_exec_free(x);
+}
+
 /* Compact ring on 1,024 ranks behind one switch, S = 1 GiB, Simple: every
  * step crosses GPU -> PCIe -> NIC -> switch -> NIC -> PCIe -> GPU, so the
  * closed form is 2(p-1)(alpha + L + S/(pB)) with alpha = 14 us (NET Simple),
@@ -304,18 +324,8 @@ static void compact_charges_latency_per_step(void **state) {
   ts_topo *t = flat_switch(P);
   static uint32_t g[P];
   assert_int_equal(host_gpus(t, 0, P - 1, -1, g), P);
-  ts_exec *x;
-  ts_diag d;
-  ts_path path;
-  assert_int_equal(ts_exec_create(t, NULL, &x, &d), 0);
-  assert_int_equal(ts_route_path(ts_exec_route(x), g[0], g[1], 0, &path, &d), 0);
-  double lat = 0, bw = 1e300;
-  for (uint32_t i = 0; i < path.len; i++) {
-    lat += (double)ts_topo_link(t, path.dir[i] >> 1)->latency * 1e-12;
-    double b = ts_net_dir_bandwidth(ts_exec_net(x), path.dir[i]);
-    if (b < bw) bw = b;
-  }
-  ts_exec_free(x);
+  double lat, bw;
+  path_lat_bw(t, g[0], g[1], &lat, &bw);
   ts_coll_run_opts o = ring_simple();
   o.params.cost_model = TS_COLL_COST_ALPHA_BETA; /* no launch, no base lat. */
   o.compact = 1;
@@ -344,6 +354,203 @@ static void compact_matches_steps(void **state) {
   ts_topo_free(t);
 }
 
+/* ---- the step-ring shortcut (exec_ring.c) against the full simulation */
+
+typedef struct ring_pair {
+  ts_coll_run_result fast, exact;
+  ts_time_ps other[2];  /* a concurrent plan's finish: fast, exact */
+} ring_pair;
+
+/* Runs op on g[0..n) twice on fresh runtimes over t (link state st, may be
+ * NULL): with the shortcut allowed and with o->exact. When `other` has
+ * members, a ring all-reduce of other_bytes over them is started first on
+ * the same runtime, so both run concurrently. Asserts everything both
+ * report is identical: finish times, executor and network byte counters,
+ * and every direction's bytes, busy time and peak flow count. */
+static ring_pair ring_both(const ts_topo *t, ts_route_state *st,
+                           const uint32_t *g, uint32_t n, ts_coll_op op,
+                           uint64_t bytes, ts_coll_run_opts o,
+                           const uint32_t *other, uint32_t nother,
+                           uint64_t other_bytes) {
+  ring_pair rp;
+  memset(&rp, 0, sizeof rp);
+  ts_net_dir_stats *ds[2] = {NULL, NULL};
+  uint32_t ndirs = 2 * ts_topo_link_count(t);
+  for (int e = 0; e < 2; e++) {
+    ts_exec_opts eo;
+    ts_exec_opts_default(&eo);
+    eo.state = st;
+    ts_exec *x;
+    ts_diag d;
+    ts_diag_clear(&d);
+    assert_int_equal(ts_exec_create(t, &eo, &x, &d), 0);
+    ts_coll_comm *oc = NULL;
+    ts_coll_plan *op_plan = NULL;
+    two_done c = {ts_exec_sim(x), {0, 0}};
+    if (nother) {
+      ts_coll_params p = o.params;
+      ts_exec_coll_params(x, other[0], &p);
+      assert_int_equal(ts_coll_comm_from_topo(t, other, nother, &oc), 0);
+      assert_int_equal(ts_coll_lower(oc, TS_COLL_ALL_REDUCE, other_bytes, &p,
+                                     0, &op_plan, &d), 0);
+      assert_int_equal(ts_exec_coll_start(x, op_plan, 0, on_done, &c, 0), 0);
+    }
+    o.exact = e;
+    ts_coll_run_result *r = e ? &rp.exact : &rp.fast;
+    int rc = ts_coll_run_on(x, g, n, op, bytes, &o, r, &d);
+    if (rc) print_error("%s\n", d.msg);
+    assert_int_equal(rc, 0);
+    rp.other[e] = c.at[0];
+    ds[e] = calloc(ndirs, sizeof *ds[e]);
+    assert_non_null(ds[e]);
+    for (uint32_t k = 0; k < ndirs; k++)
+      assert_int_equal(ts_net_dir_stats_get(ts_exec_net(x), k, &ds[e][k]), 0);
+    ts_coll_plan_free(op_plan);
+    ts_coll_comm_free(oc);
+    ts_exec_free(x);
+  }
+  assert_int_equal(rp.fast.time, rp.exact.time);
+  assert_int_equal(rp.other[0], rp.other[1]);
+  assert_int_equal(rp.fast.transfers, rp.exact.transfers);
+  assert_int_equal(rp.fast.wire_bytes, rp.exact.wire_bytes);
+  assert_int_equal(rp.fast.algo, rp.exact.algo);
+  assert_int_equal(rp.fast.proto, rp.exact.proto);
+  assert_int_equal(rp.fast.net.bytes_delivered, rp.exact.net.bytes_delivered);
+  assert_int_equal(rp.fast.net.flows_finished, rp.exact.net.flows_finished);
+  for (uint32_t k = 0; k < ndirs; k++) {
+    assert_int_equal(ds[0][k].bytes, ds[1][k].bytes);
+    assert_int_equal(ds[0][k].busy_ps, ds[1][k].busy_ps);
+    assert_int_equal(ds[0][k].peak_flows, ds[1][k].peak_flows);
+  }
+  free(ds[0]);
+  free(ds[1]);
+  return rp;
+}
+
+/* Whether the closed form ran: then the engine processed at most two
+ * events (a re-rate due at the start, the ring's completion) and the flow
+ * solver none, where the full simulation takes ~3 events per transfer. */
+static int shortcut_ran(const ring_pair *rp) {
+  assert_int_equal(rp->exact.closed_form, 0);
+  if (!rp->fast.closed_form) return 0;
+  assert_true(rp->fast.sim.events_processed <= 2);
+  assert_int_equal(rp->fast.net.solves, 0);
+  assert_true(rp->exact.sim.events_processed > 3 * rp->exact.transfers / 2);
+  return 1;
+}
+
+/* Contention-free: 16 one-GPU hosts on one switch, every ring edge alone
+ * on its NIC links. The shortcut applies to all-reduce, all-gather and
+ * reduce-scatter, with NCCL's structure (8 steps in flight) and with the
+ * alpha-beta model, with uneven segments (S not a multiple of 16), with
+ * reductions charged, and on one DGX H100 (NVSwitch bundle paths); it
+ * reproduces the full simulation to the picosecond and the byte on every
+ * link. Alpha-beta also meets 2(p-1)(alpha + L + S/(pB)) (see
+ * compact_charges_latency_per_step) within rounding. */
+static void ring_shortcut_contention_free(void **state) {
+  (void)state;
+  enum { P = 16 };
+  ts_topo *t = flat_switch(P);
+  uint32_t g[P];
+  assert_int_equal(host_gpus(t, 0, P - 1, -1, g), P);
+  const ts_coll_op ops[] = {TS_COLL_ALL_REDUCE, TS_COLL_ALL_GATHER,
+                            TS_COLL_REDUCE_SCATTER};
+  for (int v = 0; v < 6; v++) {
+    ts_coll_run_opts o = ring_simple();
+    if (v >= 3) o.params.cost_model = TS_COLL_COST_ALPHA_BETA;
+    o.reduction_cost = v == 2;
+    ring_pair rp = ring_both(t, NULL, g, P, ops[v % 3], (16u << 20) + 7, o,
+                             NULL, 0, 0);
+    assert_true(shortcut_ran(&rp));
+    assert_int_equal(rp.fast.net.solves, 0);
+  }
+  double lat, bw;
+  path_lat_bw(t, g[0], g[1], &lat, &bw);
+  ts_coll_run_opts o = ring_simple();
+  o.params.cost_model = TS_COLL_COST_ALPHA_BETA;
+  uint64_t s = 64ULL << 20;
+  ring_pair rp = ring_both(t, NULL, g, P, TS_COLL_ALL_REDUCE, s, o, NULL, 0, 0);
+  double want = 2.0 * (P - 1) * (14e-6 + lat + (double)s / P / bw);
+  assert_true(fabs((double)rp.fast.time * 1e-12 / want - 1) < 1e-6);
+  ts_topo_free(t);
+  t = tu_load("topologies/dgx-h100.yaml");
+  uint32_t h[8];
+  assert_int_equal(host_gpus(t, 0, 0, -1, h), 8);
+  rp = ring_both(t, NULL, h, 8, TS_COLL_ALL_REDUCE, 32u << 20, ring_simple(),
+                 NULL, 0, 0);
+  assert_true(shortcut_ran(&rp));
+  ts_topo_free(t);
+}
+
+/* A degraded NIC link (host 5 at a quarter rate): the ring edge 5 -> 6 is
+ * four times slower. Alpha-beta (one step in flight) keeps each edge's
+ * steps apart, so the shortcut still applies and matches; under NCCL's 8
+ * steps in flight the fast edges run ahead and steps of one edge overlap
+ * on its links (they share them), so it must fall back - either way the
+ * result is the full simulation's. */
+static void ring_shortcut_degraded(void **state) {
+  (void)state;
+  enum { P = 16 };
+  ts_topo *t = flat_switch(P);
+  uint32_t g[P], nl[4];
+  assert_int_equal(host_gpus(t, 0, P - 1, -1, g), P);
+  assert_int_equal(host_nic_links(t, 5, nl), 1);
+  ts_route_state *st;
+  assert_int_equal(ts_route_state_new(t, &st), 0);
+  ts_route_state_set(st, nl[0], 1, 0.25);
+  ts_coll_run_opts o = ring_simple();
+  o.params.cost_model = TS_COLL_COST_ALPHA_BETA;
+  ring_pair rp = ring_both(t, st, g, P, TS_COLL_ALL_REDUCE, 16u << 20, o, NULL, 0, 0);
+  assert_true(shortcut_ran(&rp));
+  rp = ring_both(t, st, g, P, TS_COLL_ALL_REDUCE, 16u << 20, ring_simple(),
+                 NULL, 0, 0);
+  assert_false(shortcut_ran(&rp));
+  ts_route_state_free(st);
+  ts_topo_free(t);
+}
+
+/* 4:1 oversubscribed two-level fabric (cluster-2tier-4to1): a ring over
+ * GPU 0 of nodes 0-15 and 32-47, alternating SUs, so every edge climbs to
+ * a spine and 16 edges share each rail-0 leaf's uplinks. Edges share
+ * directions: the shortcut must fall back, and the result is the full
+ * simulation's. A ring of the same GPUs in node order crosses SUs on two
+ * edges only; whether it applies depends on ECMP, and it must match. */
+static void ring_shortcut_oversubscribed(void **state) {
+  (void)state;
+  ts_topo *t = tu_load("topologies/cluster-2tier-4to1.yaml");
+  uint32_t a[32], s0[16], s1[16];
+  host_gpus(t, 0, 15, 0, s0);
+  host_gpus(t, 32, 47, 0, s1);
+  for (int i = 0; i < 16; i++) a[2 * i] = s0[i], a[2 * i + 1] = s1[i];
+  ring_pair rp = ring_both(t, NULL, a, 32, TS_COLL_ALL_REDUCE, 8u << 20,
+                           ring_simple(), NULL, 0, 0);
+  assert_false(shortcut_ran(&rp));
+  for (int i = 0; i < 16; i++) a[i] = s0[i], a[16 + i] = s1[i];
+  ring_both(t, NULL, a, 32, TS_COLL_ALL_REDUCE, 8u << 20, ring_simple(), NULL, 0, 0);
+  ts_topo_free(t);
+}
+
+/* Two concurrent collectives sharing links: on the flat switch, an
+ * all-reduce over hosts 0-7 is running when a ring over all 16 starts;
+ * hosts 0-7's NIC links carry both. The runtime is not idle, so the
+ * shortcut must not apply; both finish times equal the full simulation's
+ * (and the shared ring is slower than alone). */
+static void ring_shortcut_concurrent(void **state) {
+  (void)state;
+  enum { P = 16 };
+  ts_topo *t = flat_switch(P);
+  uint32_t g[P];
+  assert_int_equal(host_gpus(t, 0, P - 1, -1, g), P);
+  ring_pair alone = ring_both(t, NULL, g, P, TS_COLL_ALL_REDUCE, 16u << 20,
+                              ring_simple(), NULL, 0, 0);
+  ring_pair rp = ring_both(t, NULL, g, P, TS_COLL_ALL_REDUCE, 16u << 20,
+                           ring_simple(), g, 8, 16u << 20);
+  assert_false(shortcut_ran(&rp));
+  assert_true(rp.other[0] > 0);
+  assert_true(rp.fast.time > alone.fast.time);
+  ts_topo_free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(ring_closed_form),      cmocka_unit_test(allgather_steps),
@@ -351,6 +558,10 @@ int main(void) {
       cmocka_unit_test(concurrent_share_spines), cmocka_unit_test(compact_matches_steps),
       cmocka_unit_test(chooser_reads_network),
       cmocka_unit_test(compact_charges_latency_per_step),
+      cmocka_unit_test(ring_shortcut_contention_free),
+      cmocka_unit_test(ring_shortcut_degraded),
+      cmocka_unit_test(ring_shortcut_oversubscribed),
+      cmocka_unit_test(ring_shortcut_concurrent),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -222,6 +222,47 @@ typedef struct ts_coll_xfer {
 
 typedef struct ts_coll_plan ts_coll_plan;
 
+/* A step ring (ring all_reduce, all_gather or reduce_scatter lowered
+ * without TS_COLL_COMPACT) described instead of built: an executor that can
+ * run it in closed form generates each transfer on demand with
+ * ts_coll_ring_xfer, field for field the transfer ts_coll_lower would
+ * build, in O(channels x members) memory instead of O(transfers).
+ * Channel ch's ring is ts_coll_ring_members order m; its step s has every
+ * member i send chunk j = 0..chunks-1 to m[i+1]; chunk (i, s, j) depends on
+ * (i-1, s-1, j) (the data it forwards), (i, s-window, j) (the channel's
+ * buffer slots) and (i, s, j-1) (slices in order), each when it exists. */
+typedef struct ts_coll_ring {
+  const ts_coll_comm *comm;  /* borrowed */
+  ts_coll_op op;
+  ts_coll_algo algo;         /* TS_COLL_RING */
+  ts_coll_proto proto;
+  double predicted_s;
+  uint64_t bytes;
+  uint32_t channels, chunks; /* C, chunks per step k */
+  uint32_t window;           /* steps in flight per channel */
+  uint32_t steps;            /* steps per channel */
+  int reduce_until;          /* steps 1..reduce_until send reduced data */
+  int ring_order;
+  double efficiency;         /* payload / wire bytes of proto */
+  ts_time_ps alpha_intra, alpha_inter, startup;
+} ts_coll_ring;
+
+/* 0 with *out filled when ts_coll_lower(comm, op, bytes, params, flags)
+ * would build a step ring of at least 2 members; 1 when it would build
+ * anything else (lower it instead); the errors of ts_coll_lower (d set)
+ * otherwise. O(n) for the choice, no transfers. */
+int ts_coll_ring_describe(const ts_coll_comm *comm, ts_coll_op op,
+                          uint64_t bytes, const ts_coll_params *params,
+                          unsigned flags, ts_coll_ring *out, ts_diag *d);
+/* Channel ch's ring order into m[0..n) (rank indices). O(n). */
+void ts_coll_ring_members(const ts_coll_ring *r, uint32_t ch, int *m);
+/* Chunk j of member i's step s on channel ch (m from ts_coll_ring_members)
+ * into *out: endpoints, bytes, wire and reduction bytes, alpha (with the
+ * startup latency on (s 0, chunk 0)), channel, and ndeps = how many of the
+ * three dependencies exist (dep_first is 0). O(1). */
+void ts_coll_ring_xfer(const ts_coll_ring *r, const int *m, uint32_t ch,
+                       uint32_t s, uint32_t i, uint32_t j, ts_coll_xfer *out);
+
 /* Lowers op of S bytes on comm with params (NULL = defaults) into *out.
  * flags: TS_COLL_COMPACT (rings, including the three ring phases of the
  * hierarchical algorithm; others ignore it). Errors, with

@@ -4,7 +4,10 @@
  * (ts_exec.h), with cost-model bandwidths read from the built network.
  *
  * Each run is independent and deterministic. Cost: lowering (O(transfers))
- * plus the engine run; compact rings keep a p-rank ring at O(p) flows. */
+ * plus the engine run; compact rings keep a p-rank ring at O(p) flows; a
+ * step ring whose every flow runs alone on its links is computed in closed
+ * form (O(transfers) arithmetic, O(p) memory, no events), identical to the
+ * full simulation, unless opts.exact. */
 #ifndef TOPSIM_TS_COLL_RUN_H
 #define TOPSIM_TS_COLL_RUN_H
 
@@ -29,6 +32,10 @@ typedef struct ts_coll_run_opts {
   int reduction_cost;       /* charge local reductions reduce_bytes / HBM
                                bandwidth before each send (default off:
                                NCCL fuses them into its copy loop) */
+  int exact;                /* 1: no shortcut: a step ring whose flows each
+                               run alone is still lowered and simulated
+                               transfer by transfer (default 0: computed in
+                               closed form, same times and link counters) */
 } ts_coll_run_opts;
 
 /* Defaults: params from ts_coll_params_default (bandwidths are filled from
@@ -44,6 +51,8 @@ typedef struct ts_coll_run_result {
   uint64_t transfers, wire_bytes;
   ts_net_stats net;
   ts_sim_stats sim;
+  int closed_form;          /* 1: a step ring computed in closed form
+                               (exec_ring.c), not simulated flow by flow */
 } ts_coll_run_result;
 
 /* Runs op of `bytes` (nccl-tests size convention, ts_coll.h) on
@@ -52,5 +61,13 @@ typedef struct ts_coll_run_result {
 int ts_coll_run(const ts_topo *t, const uint32_t *gpus, uint32_t n,
                 ts_coll_op op, uint64_t bytes, const ts_coll_run_opts *o,
                 ts_coll_run_result *out, ts_diag *d);
+
+/* The same on the caller's runtime x (its topology, faults, clock and
+ * link counters; plans already started on it run alongside, and then the
+ * step-ring shortcut never applies). ts_sim_run drives x until it is idle:
+ * out->time is the simulated time this collective completed. */
+int ts_coll_run_on(ts_exec *x, const uint32_t *gpus, uint32_t n,
+                   ts_coll_op op, uint64_t bytes, const ts_coll_run_opts *o,
+                   ts_coll_run_result *out, ts_diag *d);
 
 #endif

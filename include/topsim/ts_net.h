@@ -179,6 +179,15 @@ int ts_net_dir_stats_get(const ts_net *net, uint32_t dir,
  * reuses the result of an isolated run of the same traffic (ts_exec's
  * step fast path) instead of replaying it; the rates of flows crossing
  * dir are not touched. TS_EINVALID if dir is out of range. */
+/* Counts n transfers of one flow each, `bytes` in all, that a caller
+ * computed in closed form (ts_exec's step ring) as started and delivered,
+ * so the totals of ts_net_stats still add up; solves are not touched. */
+void ts_net_credit(ts_net *net, uint64_t n, uint64_t bytes);
+
+/* Picoseconds a flow of `bytes` alone at `rate` bytes/s takes to drain,
+ * rounded exactly as the flow model rounds its drain events. */
+ts_time_ps ts_net_ps_for_bytes(double bytes, double rate);
+
 int ts_net_dir_account(ts_net *net, uint32_t dir, uint64_t bytes,
                        ts_time_ps busy, uint32_t peak_flows);
 

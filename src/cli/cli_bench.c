@@ -19,7 +19,7 @@
 #include "topsim/ts_p2p.h"
 
 #define BENCH_MIN_PIPELINE_CHUNK 1024u
-enum { CLI_OPT_NCCL_P2P = 0x1E01 }; /* long-only option (after CLI_OPT_MOE) */
+enum { CLI_OPT_NCCL_P2P = 0x1E01, CLI_OPT_EXACT }; /* long-only (after CLI_OPT_MOE) */
 
 typedef struct bench_opts {
   const char *file, *src, *dst, *pattern, *gpus;
@@ -74,6 +74,10 @@ static void bench_help(void) {
       "  --channels N         ring channels (default 1)\n"
       "  --pipeline-chunk S   split every step into chunks of S (default: none)\n"
       "  --compact            rings as O(p) long-lived neighbour flows\n"
+      "  --exact              simulate a step ring transfer by transfer even\n"
+      "                       when each flow runs alone on its links (default:\n"
+      "                       such a ring is computed in closed form, the same\n"
+      "                       times and link counters)\n"
       "  -r, --root N         broadcast/reduce root rank (default 0)\n"
       "  --reduction-cost     charge each reduction a serial HBM pass (default:\n"
       "                       free, as NCCL fuses reductions into its copies)\n"
@@ -229,6 +233,7 @@ static int parse_coll_opt(int c, const char *arg, bench_opts *o) {
       return cli_usage_error("bench", "--pipeline-chunk %s: expected at least 1K", arg);
     return 0;
   case 'm': o->cr.compact = 1; return 0;
+  case CLI_OPT_EXACT: o->cr.exact = 1; return 0;
   case 'N': o->cr.reduction_cost = 1; return 0;
   case 'r':
     if (cli_parse_uint("bench", "--root", arg, 0, 1u << 30, &v)) return EX_USAGE;
@@ -331,6 +336,7 @@ static int parse_opts(int argc, char **argv, bench_opts *o) {
       {"hosts", required_argument, NULL, 'H'},    {"fabric", required_argument, NULL, 'W'},
       {"moe", required_argument, NULL, CLI_OPT_MOE},
       {"nccl-p2p", no_argument, NULL, CLI_OPT_NCCL_P2P},
+      {"exact", no_argument, NULL, CLI_OPT_EXACT},
       {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
   int c;
   optind = 1;
@@ -654,11 +660,12 @@ static int run_coll(const ts_topo *t, bench_opts *o, const uint64_t *sizes,
   if (!rc && o->stats && !o->json)
     printf("# stats of the largest size:\n# coll.transfers: %llu\n"
            "# sim.events_processed: %llu\n# sim.wall_s: %.6f\n"
-           "# net.flows_started: %llu\n# net.solves: %llu\n",
+           "# net.flows_started: %llu\n# net.solves: %llu\n"
+           "# coll.closed_form: %d\n",
            (unsigned long long)last.transfers,
            (unsigned long long)last.sim.events_processed, last.sim.wall_s,
            (unsigned long long)last.net.flows_started,
-           (unsigned long long)last.net.solves);
+           (unsigned long long)last.net.solves, last.closed_form);
   free(g);
   return rc;
 }

@@ -53,6 +53,15 @@ typedef struct coll_ctx {
   ts_diag *d;
 } coll_ctx;
 
+/* Wire bytes of a payload at protocol efficiency eff (rounded up). */
+uint64_t coll_wire(double eff, uint64_t bytes);
+
+/* Fills the step-ring fields of *r (channels, chunks, window, steps,
+ * efficiency, latencies, order) for op of `bytes` on comm with the
+ * lowering's parameters p (coll_ring.c; r->proto already chosen). */
+void coll_ring_setup(const ts_coll_comm *comm, ts_coll_op op, uint64_t bytes,
+                     const ts_coll_params *p, ts_coll_ring *r);
+
 /* Part i of n of total bytes: [total*i/n, total*(i+1)/n). */
 uint64_t coll_part(uint64_t total, uint64_t n, uint64_t i);
 

@@ -15,6 +15,10 @@
 #include "topsim/ts_budget.h"
 
 uint64_t coll_part(uint64_t total, uint64_t n, uint64_t i) {
+  /* 64-bit when total * n fits (the same quotients, i < n), which is every
+   * realistic size: 128-bit division dominated closed-form step rings. */
+  if (n == 1) return total;
+  if (total <= UINT64_MAX / n) return total * (i + 1) / n - total * i / n;
   /* 128-bit products so S * i cannot overflow for any 64-bit S. */
   unsigned __int128 lo = (unsigned __int128)total * i / n;
   unsigned __int128 hi = (unsigned __int128)total * (i + 1) / n;
@@ -158,6 +162,10 @@ static int plan_grow(ts_coll_plan *pl, uint32_t ndeps) {
   return 0;
 }
 
+uint64_t coll_wire(double eff, uint64_t bytes) {
+  return eff >= 1.0 ? bytes : (uint64_t)((double)bytes / eff + 0.999999);
+}
+
 static ts_time_ps xfer_alpha(const coll_ctx *c, int src, int dst) {
   const ts_coll_comm *m = c->comm;
   int inter = src >= 0 && dst >= 0 && m->host[src] != m->host[dst];
@@ -181,8 +189,7 @@ uint32_t coll_xfer(coll_ctx *c, int src, int src_ep, int dst, int dst_ep,
   x->src = src >= 0 ? c->comm->gpu[src] : src_ep;
   x->dst = dst >= 0 ? c->comm->gpu[dst] : dst_ep;
   x->bytes = bytes;
-  double eff = c->prm->efficiency[pl->proto];
-  x->wire_bytes = eff >= 1.0 ? bytes : (uint64_t)((double)bytes / eff + 0.999999);
+  x->wire_bytes = coll_wire(c->prm->efficiency[pl->proto], bytes);
   x->reduce_bytes = reduce_bytes;
   x->alpha = xfer_alpha(c, src, dst);
   x->steps = 1;
@@ -373,21 +380,17 @@ static void add_startup(ts_coll_plan *pl, ts_time_ps t0) {
       pl->x[i].alpha += t0;
 }
 
-int ts_coll_lower(const ts_coll_comm *comm, ts_coll_op op, uint64_t bytes,
-                  const ts_coll_params *params, unsigned flags,
-                  ts_coll_plan **out, ts_diag *d) {
-  ts_coll_params defaults;
-  *out = NULL;
-  if (!params) {
-    ts_coll_params_default(&defaults);
-    params = &defaults;
-  }
+/* What ts_coll_lower and ts_coll_ring_describe share: argument checks,
+ * the (algorithm, protocol) choice and the parameters the lowering sees,
+ * with the effective efficiency of the chosen pair (NCCL's caps), so the
+ * simulated time matches the choice that was made. */
+static int lower_begin(const ts_coll_comm *comm, ts_coll_op op, uint64_t bytes,
+                       const ts_coll_params *params, ts_coll_algo *algo,
+                       ts_coll_proto *proto, double *t, ts_coll_params *eff,
+                       ts_diag *d) {
   int rc = check_args(comm, op, params, d);
   if (rc) return rc;
-  ts_coll_algo algo;
-  ts_coll_proto proto;
-  double t;
-  rc = ts_coll_choose(comm, op, bytes, params, &algo, &proto, &t);
+  rc = ts_coll_choose(comm, op, bytes, params, algo, proto, t);
   if (rc) {
     const char *why = "no algorithm in auto_mask can run it";
     if (params->algo != TS_COLL_AUTO)
@@ -396,13 +399,51 @@ int ts_coll_lower(const ts_coll_comm *comm, ts_coll_op op, uint64_t bytes,
                        ts_coll_algo_name(params->algo), ts_coll_op_name(op),
                        why);
   }
+  *eff = *params;
+  eff->efficiency[*proto] = coll_eff(comm, params, op, *algo, *proto, bytes);
+  return 0;
+}
+
+int ts_coll_ring_describe(const ts_coll_comm *comm, ts_coll_op op,
+                          uint64_t bytes, const ts_coll_params *params,
+                          unsigned flags, ts_coll_ring *out, ts_diag *d) {
+  ts_coll_params defaults, eff;
+  memset(out, 0, sizeof *out);
+  if (!params) {
+    ts_coll_params_default(&defaults);
+    params = &defaults;
+  }
+  double t;
+  int rc = lower_begin(comm, op, bytes, params, &out->algo, &out->proto, &t,
+                       &eff, d);
+  if (rc) return rc;
+  if (out->algo != TS_COLL_RING || (flags & TS_COLL_COMPACT) || comm->n < 2 ||
+      (op != TS_COLL_ALL_REDUCE && op != TS_COLL_ALL_GATHER &&
+       op != TS_COLL_REDUCE_SCATTER))
+    return 1;
+  coll_ring_setup(comm, op, bytes, &eff, out);
+  out->predicted_s = t;
+  out->startup = coll_startup(params, out->algo, out->proto);
+  return 0;
+}
+
+int ts_coll_lower(const ts_coll_comm *comm, ts_coll_op op, uint64_t bytes,
+                  const ts_coll_params *params, unsigned flags,
+                  ts_coll_plan **out, ts_diag *d) {
+  ts_coll_params defaults, eff;
+  *out = NULL;
+  if (!params) {
+    ts_coll_params_default(&defaults);
+    params = &defaults;
+  }
+  ts_coll_algo algo;
+  ts_coll_proto proto;
+  double t;
+  int rc = lower_begin(comm, op, bytes, params, &algo, &proto, &t, &eff, d);
+  if (rc) return rc;
   ts_coll_plan *pl = calloc(1, sizeof *pl);
   if (!pl) return TS_ENOMEM;
   pl->algo = algo, pl->proto = proto, pl->predicted_s = t, pl->k = 1;
-  /* The lowering sees the effective efficiency of the chosen pair (NCCL's
-   * caps), so the simulated time matches the choice that was made. */
-  ts_coll_params eff = *params;
-  eff.efficiency[proto] = coll_eff(comm, params, op, algo, proto, bytes);
   coll_ctx c = {comm, &eff, pl, op, bytes, flags, d};
   rc = lowerers[algo](&c);
   if (!rc) rc = pl->err;

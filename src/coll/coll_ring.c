@@ -24,8 +24,19 @@
  * the same time; on a congested link both serialise the same bytes. Cost:
  * O(C p) transfers instead of O(C p steps k). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "coll/coll.h"
+
+/* Payload of member i's step s on an n-member ring of `bytes`: segment
+ * (i - s) mod n; *red its reduction traffic (steps 1..reduce_until). */
+static uint64_t ring_step_bytes(uint64_t bytes, int n, int s, int i,
+                                int reduce_until, uint64_t *red) {
+  int seg = ((i - s) % n + n) % n;
+  uint64_t b = coll_part(bytes, (uint64_t)n, (uint64_t)seg);
+  *red = s >= 1 && s <= reduce_until ? coll_reduce_cost(b, 1) : 0;
+  return b;
+}
 
 /* One flow per member: bytes, reduction and latencies of its whole ring
  * over members[0..n) (ranks), started after gates[i] (or at once); the
@@ -93,9 +104,7 @@ void coll_ring_run(coll_ctx *c, const int *members, int n, uint64_t bytes,
   for (size_t i = 0; i < (size_t)n * (size_t)W; i++) own[i] = COLL_NONE;
   for (int s = 0; s < nsteps; s++) {
     for (int i = 0; i < n; i++) {
-      int seg = ((i - s) % n + n) % n;
-      uint64_t b = coll_part(bytes, (uint64_t)n, (uint64_t)seg);
-      uint64_t red = s >= 1 && s <= reduce_until ? coll_reduce_cost(b, 1) : 0;
+      uint64_t red, b = ring_step_bytes(bytes, n, s, i, reduce_until, &red);
       uint32_t deps[2] = {recv[i], own[(size_t)(s % W) * (size_t)n + (size_t)i]};
       uint32_t gate = s == 0 && gates ? gates[i] : COLL_NONE;
       cur[i] = coll_step_gate(c, members[i], members[(i + 1) % n], b, red,
@@ -116,8 +125,7 @@ void coll_ring_run(coll_ctx *c, const int *members, int n, uint64_t bytes,
 /* ROTATE order: host by host; inside host h, position j holds the rank of
  * local index (j + ch) mod L_h. Ranks of a host are found by their dense
  * host index and local index (O(n) with a per-host offset table). */
-static void ring_rotated(const coll_ctx *c, uint32_t ch, int *m) {
-  const ts_coll_comm *cm = c->comm;
+static void ring_rotated(const ts_coll_comm *cm, uint32_t ch, int *m) {
   int n = cm->n, H = cm->nhosts;
   int *base = calloc((size_t)H + 1, sizeof *base);
   if (!base) { /* fall back to communicator order */
@@ -133,18 +141,68 @@ static void ring_rotated(const coll_ctx *c, uint32_t ch, int *m) {
   free(base);
 }
 
-/* Ring order of channel ch into m (rank indices). */
-static void ring_members(const coll_ctx *c, uint32_t ch, int *m) {
-  int n = c->comm->n;
-  if (c->prm->ring_order == TS_COLL_RING_ROTATE) {
-    ring_rotated(c, ch, m);
+/* Ring order `order` of channel ch on cm into m (rank indices). */
+static void ring_members(const ts_coll_comm *cm, int order, uint32_t ch, int *m) {
+  int n = cm->n;
+  if (order == TS_COLL_RING_ROTATE) {
+    ring_rotated(cm, ch, m);
     return;
   }
-  int rev = c->prm->ring_order == TS_COLL_RING_ALTERNATE && (ch & 1u);
+  int rev = order == TS_COLL_RING_ALTERNATE && (ch & 1u);
   for (int i = 0; i < n; i++) m[i] = rev ? n - 1 - i : i;
 }
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + !!(a % b); }
+
+/* ---- the step ring described, not built (ts_coll_ring_describe) ---- */
+
+/* Mirrors coll_ring_lower + coll_ring_run for the non-chain kinds: any
+ * change there must change this (tests/test_coll.c compares the two
+ * transfer by transfer). */
+void coll_ring_setup(const ts_coll_comm *comm, ts_coll_op op, uint64_t bytes,
+                     const ts_coll_params *p, ts_coll_ring *r) {
+  int n = comm->n;
+  r->comm = comm;
+  r->op = op;
+  r->bytes = bytes;
+  r->channels = p->channels;
+  r->ring_order = p->ring_order;
+  r->steps = op == TS_COLL_ALL_REDUCE ? 2u * (uint32_t)(n - 1) : (uint32_t)n - 1;
+  r->reduce_until = op == TS_COLL_ALL_REDUCE       ? n - 1
+                    : op == TS_COLL_REDUCE_SCATTER ? n - 2
+                                                   : 0;
+  r->window = coll_nccl(p) ? COLL_NCCL_STEPS : 1;
+  uint64_t per_step = ceil_div(ceil_div(bytes, p->channels), (uint64_t)n);
+  uint64_t ch = p->chunk_bytes, k = 1;
+  if (ch > 0 && per_step > ch) k = (per_step + ch - 1) / ch;
+  r->chunks = k > COLL_MAX_XFERS ? COLL_MAX_XFERS : (uint32_t)k;
+  r->efficiency = p->efficiency[r->proto];
+  r->alpha_intra = p->alpha_intra[r->proto];
+  r->alpha_inter = p->alpha_inter[r->proto];
+}
+
+void ts_coll_ring_members(const ts_coll_ring *r, uint32_t ch, int *m) {
+  ring_members(r->comm, r->ring_order, ch, m);
+}
+
+void ts_coll_ring_xfer(const ts_coll_ring *r, const int *m, uint32_t ch,
+                       uint32_t s, uint32_t i, uint32_t j, ts_coll_xfer *out) {
+  const ts_coll_comm *cm = r->comm;
+  int n = cm->n, src = m[i], dst = m[(i + 1) % (uint32_t)n];
+  uint64_t red, b = ring_step_bytes(coll_part(r->bytes, r->channels, ch), n,
+                                    (int)s, (int)i, r->reduce_until, &red);
+  memset(out, 0, sizeof *out);
+  out->src_rank = src, out->dst_rank = dst;
+  out->src = cm->gpu[src], out->dst = cm->gpu[dst];
+  out->bytes = coll_part(b, r->chunks, j);
+  out->wire_bytes = coll_wire(r->efficiency, out->bytes);
+  out->reduce_bytes = coll_part(red, r->chunks, j);
+  out->alpha = cm->host[src] != cm->host[dst] ? r->alpha_inter : r->alpha_intra;
+  if (s == 0 && j == 0) out->alpha += r->startup; /* no deps: starts the op */
+  out->steps = 1;
+  out->channel = ch;
+  out->ndeps = (s > 0) + (s >= r->window) + (j > 0);
+}
 
 /* Broadcast or reduce as a chunked chain along the ring order: starting at
  * the root (broadcast) or ending at it (reduce); hop h's chunk j waits for
@@ -175,7 +233,7 @@ int coll_ring_lower(coll_ctx *c) {
   if (!m) return TS_ENOMEM;
   for (uint32_t ch = 0; ch < C && !c->plan->err; ch++) {
     uint64_t b = coll_part(c->bytes, C, ch);
-    ring_members(c, ch, m);
+    ring_members(c->comm, c->prm->ring_order, ch, m);
     if (n < 2) break;
     if (chain)
       ring_chain(c, m, b, ch);

@@ -7,6 +7,7 @@
  * exec_path.c       endpoint pairs -> path sets (NVSwitch stripes, bundles).
  * exec_coll_run.c   one collective on a topology (ts_coll_run.h) and the
  *                   topology/network -> collective bridge.
+ * exec_ring.c       step rings in closed form when each flow runs alone.
  * exec_p2p.c        point-to-point patterns (ts_p2p.h).
  * exec_step_run.c   a training step: rank state machines, rendezvous.
  * exec_step_coll.c  communicators and cached plans of a step.
@@ -103,6 +104,15 @@ int exec_xfer_paths(ts_exec *x, const ts_coll_xfer *xf, uint32_t *k,
 /* Latency the executor charges xf on top of the network's, for the path
  * set exec_xfer_paths just put in x->paths. */
 ts_time_ps exec_xfer_alpha(const ts_exec *x, const ts_coll_xfer *xf);
+
+/* Runs the step ring r on x in closed form when that is provably what the
+ * full simulation would do (x idle, every ring edge alone on its links,
+ * an edge's transfers never overlapping: exec_ring.c): 0 with *end the
+ * last delivery time and the link, network and executor counters added as
+ * the flows would have; 1 when it does not apply (nothing changed: run the
+ * plan instead); TS_ENOMEM with d set. */
+int exec_ring_closed(ts_exec *x, const ts_coll_ring *r, double hbm_bw,
+                     ts_time_ps *end, ts_diag *d);
 
 /* Cost-model bandwidths of gpu; net NULL reads nominal link bandwidths. */
 void exec_coll_params(const ts_topo *t, const ts_net *net, uint32_t gpu,

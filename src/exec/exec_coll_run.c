@@ -167,10 +167,19 @@ void exec_multi_host_rings(const ts_coll_comm *comm, ts_coll_params *p) {
   p->ring_order = TS_COLL_RING_ROTATE;
 }
 
+static void on_ring_done(ts_sim *sim, void *ctx, uint64_t arg) {
+  (void)sim;
+  on_done(ctx, arg);
+}
+
+/* Runs plan (or, plan NULL, waits for a closed-form ring that ends at
+ * ring_end: its completion is an event at that time, so the clock and the
+ * simulated-time budget see it as they see a plan's last delivery). */
 static int execute(ts_exec *x, const ts_coll_plan *plan, double hbm_bw,
-                   ts_coll_run_result *out, ts_diag *d) {
+                   ts_time_ps ring_end, ts_coll_run_result *out, ts_diag *d) {
   run_ctx c = {x->sim, 0, 0};
-  int rc = ts_exec_coll_start(x, plan, hbm_bw, on_done, &c, 1);
+  int rc = plan ? ts_exec_coll_start(x, plan, hbm_bw, on_done, &c, 1)
+                : ts_sim_schedule(x->sim, ring_end, on_ring_done, &c, 1, NULL);
   if (!rc) rc = ts_sim_run(x->sim);
   if (rc == TS_ELIMIT && ts_sim_overrun(x->sim))
     return ts_budget_refuse_run(d, ts_sim_overrun(x->sim));
@@ -197,16 +206,43 @@ static int lower_and_run(ts_exec *x, const uint32_t *gpus, uint32_t n,
   int rc = ts_coll_comm_from_topo(x->t, gpus, n, &comm);
   if (rc) return ts_diag_set(d, rc, NULL, 0, 0, "cannot build the communicator");
   exec_multi_host_rings(comm, &p);
-  rc = ts_coll_lower(comm, op, bytes, &p, o->compact ? TS_COLL_COMPACT : 0, &plan, d);
-  if (!rc) {
-    out->algo = ts_coll_plan_algo(plan);
-    out->proto = ts_coll_plan_proto(plan);
-    out->predicted_s = ts_coll_plan_predicted_s(plan);
-    rc = execute(x, plan, o->reduction_cost ? p.hbm_bw : 0, out, d);
+  unsigned flags = o->compact ? TS_COLL_COMPACT : 0;
+  double hbm = o->reduction_cost ? p.hbm_bw : 0;
+  /* A step ring whose flows each run alone is computed in closed form
+   * without building its transfers (exec_ring.c); anything else, or
+   * --exact, is lowered and simulated. */
+  ts_coll_ring ring;
+  ts_time_ps end = 0;
+  int closed = o->exact ? 1 : ts_coll_ring_describe(comm, op, bytes, &p, flags, &ring, d);
+  if (closed == 0) closed = exec_ring_closed(x, &ring, hbm, &end, d);
+  if (closed == 0) {
+    out->algo = ring.algo;
+    out->proto = ring.proto;
+    out->predicted_s = ring.predicted_s;
+    rc = execute(x, NULL, 0, end, out, d);
+    out->closed_form = 1;
+  } else if (closed < 0) {
+    rc = closed;
+  } else {
+    rc = ts_coll_lower(comm, op, bytes, &p, flags, &plan, d);
+    if (!rc) {
+      out->algo = ts_coll_plan_algo(plan);
+      out->proto = ts_coll_plan_proto(plan);
+      out->predicted_s = ts_coll_plan_predicted_s(plan);
+      rc = execute(x, plan, hbm, 0, out, d);
+    }
   }
   ts_coll_plan_free(plan);
   ts_coll_comm_free(comm);
   return rc;
+}
+
+int ts_coll_run_on(ts_exec *x, const uint32_t *gpus, uint32_t n,
+                   ts_coll_op op, uint64_t bytes, const ts_coll_run_opts *o,
+                   ts_coll_run_result *out, ts_diag *d) {
+  memset(out, 0, sizeof *out);
+  if (n == 0) return ts_diag_set(d, TS_EUSAGE, NULL, 0, 0, "no GPUs selected");
+  return lower_and_run(x, gpus, n, op, bytes, o, out, d);
 }
 
 int ts_coll_run(const ts_topo *t, const uint32_t *gpus, uint32_t n,

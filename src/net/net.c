@@ -308,6 +308,19 @@ double ts_net_dir_bandwidth(const ts_net *net, uint32_t dir) {
   return dir < net->ndirs ? net->dirs[dir].cap : 0.0;
 }
 
+void ts_net_credit(ts_net *net, uint64_t n, uint64_t bytes) {
+  net->st.transfers_started += n;
+  net->st.transfers_finished += n;
+  net->st.flows_started += n;
+  net->st.flows_finished += n;
+  net->st.bytes_sent += bytes;
+  net->st.bytes_delivered += bytes;
+}
+
+ts_time_ps ts_net_ps_for_bytes(double bytes, double rate) {
+  return net_ps_for_bytes(bytes, rate);
+}
+
 int ts_net_dir_account(ts_net *net, uint32_t dir, uint64_t bytes,
                        ts_time_ps busy, uint32_t peak_flows) {
   if (dir >= net->ndirs) return TS_EINVALID;
