@@ -263,6 +263,48 @@ static void multi_host_ring_cost(void **state) {
   ts_coll_comm_free(c);
 }
 
+/* NCCL's network overhead (tuning.cc getNetOverhead: 1 us Intel, 2 us AMD,
+ * x 3 for Simple) is the least an in-host step of a multi-host ring
+ * takes. Two hosts of 8, 8 rotated channels (192 GB/s over 8 NICs), AMD:
+ * Simple 1 GiB: a = (2 x 14 + 14 x max(3.4, 6)) / 16 us,
+ *   T = 12.4 us + 30 (a + S / (16 x 192 GB/s));
+ * Intel: max(3.4, 3) = 3.4, the step latency without the overhead.
+ * LL128 across hosts is capped at graph channels (one per NIC, 8) x
+ * perChMaxRingLL128Bw 20 GB/s = 160 GB/s < 0.92 x 192: e = 160 / 192,
+ *   64 MiB: T = 18 us + 30 ((2 x 4 + 14 x 2) / 16 us + S / (16 x 160 GB/s)).
+ * One host keeps alpha_intra (no network proxy in the ring). */
+static void net_overhead_rings(void **state) {
+  (void)state;
+  ts_coll_comm *c = hosts_comm(2, 8);
+  ts_coll_params p;
+  ampere_params(&p);
+  p.channels = 8, p.ring_order = TS_COLL_RING_ROTATE;
+  ts_coll_params_net_overhead(&p, 1);
+  assert_int_equal(p.net_overhead[TS_COLL_LL], 2 * TS_PS_PER_US);
+  assert_int_equal(p.net_overhead[TS_COLL_SIMPLE], 6 * TS_PS_PER_US);
+  const double S = 1ull << 30, M = 64ull << 20;
+  double t = ts_coll_predict(c, TS_COLL_ALL_REDUCE, (uint64_t)S, &p,
+                             TS_COLL_RING, TS_COLL_SIMPLE);
+  double a = (2 * 14e-6 + 14 * 6e-6) / 16;
+  assert_true(near(t, 12.4e-6 + 30 * (a + S / (16 * 192e9)), 1e-9));
+  t = ts_coll_predict(c, TS_COLL_ALL_REDUCE, (uint64_t)M, &p, TS_COLL_RING,
+                      TS_COLL_LL128);
+  a = (2 * 4e-6 + 14 * 2e-6) / 16;
+  assert_true(near(t, 18e-6 + 30 * (a + M / (16 * 160e9)), 1e-9));
+  ts_coll_params_net_overhead(&p, 0);
+  t = ts_coll_predict(c, TS_COLL_ALL_REDUCE, (uint64_t)S, &p, TS_COLL_RING,
+                      TS_COLL_SIMPLE);
+  a = (2 * 14e-6 + 14 * 3.4e-6) / 16;
+  assert_true(near(t, 12.4e-6 + 30 * (a + S / (16 * 192e9)), 1e-9));
+  ts_coll_comm_free(c);
+  c = hosts_comm(1, 8);
+  ts_coll_params_net_overhead(&p, 1);
+  t = ts_coll_predict(c, TS_COLL_ALL_REDUCE, (uint64_t)S, &p, TS_COLL_RING,
+                      TS_COLL_SIMPLE);
+  assert_true(near(t, 12.4e-6 + 14 * (3.4e-6 + S / (8 * 240e9)), 1e-9));
+  ts_coll_comm_free(c);
+}
+
 /* NCCL's p2p schedule (2.18 enqueue.cc) on DGX A100 (32 p2p channels):
  * with 8 ranks a send starts on 32/8 = 4 channels and may use up to
  * 4 x 32/8 = 16; parts are 64 KiB to 16 MiB, doubling channels while
@@ -397,6 +439,7 @@ int main(void) {
       cmocka_unit_test(ring_channel_ramp),
       cmocka_unit_test(nvls_chunks),
       cmocka_unit_test(multi_host_ring_cost),
+      cmocka_unit_test(net_overhead_rings),
       cmocka_unit_test(p2p_channels),
       cmocka_unit_test(nvls_tree_cost),
       cmocka_unit_test(nvls_tree_lowering),

@@ -263,9 +263,23 @@ static void chooser_reads_network(void **state) {
   ts_exec_coll_params(x, g[0], &p);
   assert_true(fabs(p.bw_inter / 10.5e9 - 1) < 1e-9);
   ts_exec_free(x);
+  ts_coll_params_default(&nominal);
   ts_coll_params_from_topo(t, g[0], &nominal);
   assert_true(fabs(nominal.bw_inter / 24e9 - 1) < 1e-9);
   assert_true(fabs(nominal.bw_intra / 240e9 - 1) < 1e-9);
+  /* NCCL's per-step latencies less what the network model adds itself:
+   * NVLink 2 x 200 ns through an NVSwitch; between two NICs the ib_hdr
+   * software overhead 1.5 us and a 150 ns cable out and in (1.8 us).
+   * LL: 0.6 - 0.4 = 0.2 us, 2.7 - 1.8 = 0.9 us; Simple 3.4 - 0.4 = 3.0,
+   * 14 - 1.8 = 12.2 us; the AMD hosts' network overhead 2 and 6 us less
+   * the NVLink hop: 1.6 and 5.6 us. */
+  const double us = 1e6;
+  assert_int_equal(nominal.alpha_intra[TS_COLL_LL], (ts_time_ps)(0.2 * us));
+  assert_int_equal(nominal.alpha_inter[TS_COLL_LL], (ts_time_ps)(0.9 * us));
+  assert_int_equal(nominal.alpha_intra[TS_COLL_SIMPLE], (ts_time_ps)(3.0 * us));
+  assert_int_equal(nominal.alpha_inter[TS_COLL_SIMPLE], (ts_time_ps)(12.2 * us));
+  assert_int_equal(nominal.net_overhead[TS_COLL_LL], (ts_time_ps)(1.6 * us));
+  assert_int_equal(nominal.net_overhead[TS_COLL_SIMPLE], (ts_time_ps)(5.6 * us));
   ts_route_state_free(st);
   ts_topo_free(t);
 }

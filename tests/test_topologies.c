@@ -115,6 +115,17 @@ static void a100_bridge_matrix(void **state) {
 
 /* DGX A100: 8 GPUs, 6 NVSwitch, 4 PCIe switches, 2 CPUs, 12 NICs; 48 NVLink
  * bundles of 2 links; NV12 everywhere; scale-up domain 8. */
+/* CPU sockets flagged AMD (cpu_link xgmi): NCCL's per-step network
+ * overhead depends on it (ts_coll_params_net_overhead). */
+static uint32_t amd_cpus(const ts_topo *t) {
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < ts_topo_node_count(t); i++) {
+    const ts_node *x = ts_topo_node(t, i);
+    n += x->kind == TS_NODE_CPU && (x->flags & TS_NODE_F_CPU_AMD);
+  }
+  return n;
+}
+
 static void dgx_a100(void **state) {
   (void)state;
   ts_topo *t = load_valid("topologies/dgx-a100.yaml");
@@ -129,6 +140,7 @@ static void dgx_a100(void **state) {
   assert_int_equal(ts_topo_stats_compute(t, &s), 0);
   assert_int_equal(s.scale_up_domain, 8);
   ts_topo_stats_free(&s);
+  assert_int_equal(amd_cpus(t), 2); /* 2x AMD EPYC 7742, cpu_link xgmi */
   ts_topo_free(t);
 }
 
@@ -139,6 +151,7 @@ static void dgx_h100(void **state) {
   assert_int_equal(tu_count(t, TS_NODE_NVSWITCH, -1), 4);
   assert_int_equal(links_of(t, TS_LINK_NVLINK), 32);
   assert_class(t, "dgx0/gpu0", "dgx0/gpu5", "NV18");
+  assert_int_equal(amd_cpus(t), 0); /* Intel Xeon, cpu_link upi */
   ts_topo_free(t);
 }
 

@@ -908,6 +908,55 @@ static void test_roofline_layer(void **st) {
   ts_workload_free(w);
 }
 
+/* FP8 casts (work_eff.c) around the QKV GEMM of layer 0 of the seed model
+ * in FP8 on an H100 (989 / 1979 TFLOP/s, 3.35 TB/s, 132 SMs), T = 4096,
+ * h = 8192, t = 8: M = 4096, N = 3h/t = 3072, K = h. 16 x 24 = 384 tiles
+ * in 3 waves of 132: shape 384/396; FP8 GEMMs at 0.875 of the BF16
+ * efficiency 0.7. Forward: GEMM + epilogue 2 M N, then the cast-transpose
+ * of the input (4 M K bytes) and 3 amax histories of 1024 fp32 read and
+ * written (3 x 8 KiB), one launch each: 2 us. Backward: twice the FLOPs
+ * and bytes, epilogues 2 (M + N) K, the cast of the output gradient
+ * (4 M N) and 2 histories, 3 launches. The optimizer's pass adds the
+ * weights' cast, 4 bytes per local weight: with dp = 1 its 30 bytes per
+ * parameter are the whole stage, so FP8 adds 4/30 of the BF16 bytes. */
+static void test_fp8_cast_roofline(void **st) {
+  (void)st;
+  ts_gpu_model h100 = {"H100", 989e12, 1979e12, 80000000000ull, 3.35e12, 132};
+  ts_workload *w = load_text(seed_yaml);
+  set(w, "attention", "full");
+  ts_op *bf, *f8;
+  size_t nb, n8;
+  assert_int_equal(ts_work_ops(w, &h100, 0, 0, &bf, &nb), 0);
+  set(w, "dtype", "fp8");
+  assert_int_equal(ts_work_ops(w, &h100, 0, 0, &f8, &n8), 0);
+  assert_int_equal(nb, n8);
+  double T = 4096, h = 8192, t = 8, M = T, N = 3 * h / t, K = h;
+  double bw = 3.35e12 * 0.8, eff = 0.7 * 384.0 / 396 * 0.875;
+  double fl = 2 * T * h * 3 * h / t;
+  double by = 3 * h * h / t + 2 * T * h + 2 * T * 3 * h / t;
+  double hist = 1024.0 * 4 * 2;
+  int seen = 0;
+  for (size_t i = 0; i < n8; i++) {
+    if (f8[i].layer != 0 || f8[i].kind != TS_OP_QKV) continue;
+    int bwd = f8[i].phase == TS_PHASE_BWD;
+    if (f8[i].phase != TS_PHASE_FWD && !bwd) continue;
+    double m = bwd ? 2 : 1;
+    double epi = 2 * (bwd ? (M + N) * K : M * N);
+    double tc = m * fl / (1979e12 * eff) + epi / bw, tm = m * by / bw;
+    double cast = bwd ? 4 * M * N + 2 * hist : 4 * M * K + 3 * hist;
+    double want = (tc > tm ? tc : tm) + cast / bw + (bwd ? 3 : 2) * 1e-6;
+    assert_true(fabs((double)f8[i].time - want * 1e12) <= 2);
+    seen++;
+  }
+  assert_int_equal(seen, 2); /* forward and backward */
+  assert_int_equal(f8[n8 - 1].kind, TS_OP_OPTIMIZER);
+  assert_true(fabs(f8[n8 - 1].bytes - bf[nb - 1].bytes * (1 + 4.0 / 30)) <
+              1e-9 * bf[nb - 1].bytes);
+  free(bf);
+  free(f8);
+  ts_workload_free(w);
+}
+
 /* MoE, 64-way EP over 8 DGX nodes of the 1-SU SuperPOD (first 64 GPUs),
  * 256 experts, top-8, uniform routing. Unlimited: each token sends 8 pairs,
  * 7/8 of them off-node: 7 copies of h*2 bytes. Node-limited M = 4, deduped
@@ -1157,6 +1206,7 @@ int main(void) {
       cmocka_unit_test(test_distributed_optimizer_bytes),
       cmocka_unit_test(test_attention_mask),
       cmocka_unit_test(test_roofline_layer),
+      cmocka_unit_test(test_fp8_cast_roofline),
       cmocka_unit_test(test_moe_node_limited),
       cmocka_unit_test(test_overrides),
       cmocka_unit_test(test_load_errors),

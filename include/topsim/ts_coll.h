@@ -126,6 +126,10 @@ typedef struct ts_coll_params {
   uint32_t nvls_channels; /* NVLS channels (NCCL_NVLS_NCHANNELS) */
   ts_time_ps nvls_chunk_cost; /* per NVLS chunk per channel (sync) */
   ts_time_ps nvls_tree_latency; /* NVLS-tree: per tree level and direction */
+  /* NCCL's network overhead per ring step (tuning.cc getNetOverhead: the
+   * proxy's per-step work; 1 us Intel, 2 us AMD, x 3 for Simple): the
+   * least an in-host step of a multi-host ring takes, by protocol; 0 off. */
+  ts_time_ps net_overhead[TS_COLL_PROTO_COUNT];
   uint32_t p2p_channels;  /* NCCL p2p channels (per peer on NVLink); 0 off */
   double p2p_ch_bw;       /* bytes/s one p2p channel moves */
 } ts_coll_params;
@@ -158,6 +162,11 @@ ts_coll_gpu_gen ts_coll_gpu_gen_from_name(const char *model);
  * bandwidth cap and the NVLS efficiency of that generation. Bandwidths and
  * per-step latencies are left as they are. */
 void ts_coll_params_nccl(ts_coll_params *p, ts_coll_gpu_gen gen);
+
+/* Sets NCCL's per-step network overhead of multi-host rings (tuning.cc
+ * getNetOverhead): 1 us per step (2 us on AMD hosts, amd != 0), three
+ * times that for Simple. */
+void ts_coll_params_net_overhead(ts_coll_params *p, int amd);
 
 /* NCCL's channels for one send of `bytes` to a peer, in a communicator of
  * nranks ranks, on the same host (NVLink/PCIe) or across hosts (its NIC):

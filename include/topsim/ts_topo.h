@@ -67,7 +67,10 @@ enum {
    * a PCIe-switch node hanging off its CPU; every in-host path that passes
    * through the CPU goes out to it and back, so P2P flows through one root
    * complex share its link (docs/topology-format.md). */
-  TS_NODE_F_ROOT_COMPLEX = 1u << 1
+  TS_NODE_F_ROOT_COMPLEX = 1u << 1,
+  /* An AMD socket (template cpu_link type xgmi, NCCL XML vendor
+   * AuthenticAMD): NCCL's per-step network overhead is twice Intel's. */
+  TS_NODE_F_CPU_AMD = 1u << 2
 };
 #define TS_NO_PLANE 0xFFFFu
 

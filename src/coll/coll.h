@@ -134,6 +134,11 @@ int coll_nvls_lower(coll_ctx *c);
 /* NCCL_STEPS: buffer slots per channel, the steps a channel keeps in flight. */
 #define COLL_NCCL_STEPS 8
 int coll_nccl(const ts_coll_params *p);
+/* Per-step latency of an in-host hop of algorithm a: alpha_intra, or for
+ * a ring over several hosts under NCCL's structure at least the network
+ * overhead (ts_coll_params.net_overhead). */
+ts_time_ps coll_alpha_intra(const ts_coll_comm *m, const ts_coll_params *p,
+                            ts_coll_algo a, ts_coll_proto q);
 double coll_eff(const ts_coll_comm *m, const ts_coll_params *p,
                 ts_coll_op op, ts_coll_algo a, ts_coll_proto q,
                 uint64_t bytes);

@@ -198,7 +198,7 @@ double ts_coll_predict(const ts_coll_comm *m, ts_coll_op op, uint64_t bytes,
     return -1;
   if (m->n < 2 && op != TS_COLL_SEND_RECV) return 0;
   double S = (double)bytes, eff = coll_eff(m, prm, op, a, proto, bytes);
-  double ai = ts_ps_to_s(prm->alpha_intra[proto]);
+  double ai = ts_ps_to_s(coll_alpha_intra(m, prm, a, proto));
   double an = ts_ps_to_s(prm->alpha_inter[proto]);
   double bi = prm->bw_intra * eff, bn = prm->bw_inter * eff;
   double t0 = ts_ps_to_s(coll_startup(prm, a, proto));

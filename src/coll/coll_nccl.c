@@ -105,6 +105,25 @@ void ts_coll_params_nccl(ts_coll_params *p, ts_coll_gpu_gen gen) {
   p->p2p_ch_bw = 14e9;
 }
 
+/* tuning.cc: "Inter-node rings still have to launch nsteps * net
+ * overhead": every step of a ring that crosses hosts passes through the
+ * network proxy (a CPU thread posting each step's RDMA write and, for
+ * Simple, its GPUDirect flush and the receiver's clear-to-send), so its
+ * intra-node steps take at least getNetOverhead: 1 us on Intel CPUs, 2 us
+ * on AMD, x 3 for Simple; nInterSteps keep hwLat[NET]. */
+void ts_coll_params_net_overhead(ts_coll_params *p, int amd) {
+  double o = (amd ? 2.0 : 1.0) * (double)TS_PS_PER_US;
+  for (int q = 0; q < TS_COLL_PROTO_COUNT; q++)
+    p->net_overhead[q] = (ts_time_ps)(o * (q == TS_COLL_SIMPLE ? 3 : 1) + 0.5);
+}
+
+ts_time_ps coll_alpha_intra(const ts_coll_comm *m, const ts_coll_params *p,
+                            ts_coll_algo a, ts_coll_proto q) {
+  ts_time_ps ai = p->alpha_intra[q];
+  if (!coll_nccl(p) || a != TS_COLL_RING || m->nhosts < 2) return ai;
+  return p->net_overhead[q] > ai ? p->net_overhead[q] : ai;
+}
+
 static uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 uint32_t ts_coll_p2p_channels(const ts_coll_params *p, int nranks,
@@ -234,9 +253,22 @@ double coll_eff(const ts_coll_comm *m, const ts_coll_params *p,
   /* Channels: nc(bytes) channels, each carrying at most max(per_ch_bw,
    * its even share of the links) (tuning.cc busBw = nChannels x bw). */
   if (a == TS_COLL_RING && p->max_channels > 0 && bw > 0) {
+    /* Across hosts NCCL's ring graph has one ring per NIC it crosses
+     * (search.cc: each ring enters and leaves a node through one NIC, at
+     * that NIC's bandwidth), and the tuner caps busBw at graph channels x
+     * per-channel rate (tuning.cc); the runtime duplicates the rings but
+     * the cap stays the graph's. */
+    double maxc = p->max_channels;
+    if (m->nhosts > 1 && ring_nics(m, p) < maxc) maxc = ring_nics(m, p);
     double nc = coll_channels(m, p, a, q, bytes);
-    double share = bw * p->efficiency[q] / p->max_channels;
-    double ch = p->per_ch_bw[q] > share ? p->per_ch_bw[q] : share;
+    if (nc > maxc) nc = maxc;
+    double share = bw * p->efficiency[q] / maxc;
+    /* A channel gets at least its share of the links, except LL128
+     * across hosts: there the tuner's cap, graph channels x
+     * perChMaxRingLL128Bw, binds as is (8 NICs x 20 < 0.92 x 192 GB/s on
+     * two DGX A100) */
+    int strict = m->nhosts > 1 && q == TS_COLL_LL128 && p->per_ch_bw[q] > 0;
+    double ch = p->per_ch_bw[q] > share || strict ? p->per_ch_bw[q] : share;
     if (nc * ch / bw < e) e = nc * ch / bw;
   }
   return e;

@@ -169,8 +169,9 @@ uint64_t coll_wire(double eff, uint64_t bytes) {
 static ts_time_ps xfer_alpha(const coll_ctx *c, int src, int dst) {
   const ts_coll_comm *m = c->comm;
   int inter = src >= 0 && dst >= 0 && m->host[src] != m->host[dst];
-  const ts_time_ps *a = inter ? c->prm->alpha_inter : c->prm->alpha_intra;
-  return a[c->plan->proto];
+  ts_coll_proto q = c->plan->proto;
+  return inter ? c->prm->alpha_inter[q]
+               : coll_alpha_intra(m, c->prm, c->plan->algo, q);
 }
 
 uint32_t coll_xfer(coll_ctx *c, int src, int src_ep, int dst, int dst_ep,

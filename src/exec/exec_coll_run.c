@@ -53,22 +53,32 @@ static double dir_bw(const ts_topo *t, const ts_net *net, uint32_t dir) {
   return net ? ts_net_dir_bandwidth(net, dir) : ts_topo_link(t, dir >> 1)->bandwidth;
 }
 
-/* Backend NIC bandwidth of gpu's host divided by the host's GPUs. O(nodes):
- * called once per run, never per transfer. */
-static double nic_share(const ts_topo *t, const ts_net *net, int32_t host) {
+/* Backend NIC bandwidth of gpu's host divided by the host's GPUs, whether
+ * its sockets are AMD (*amd), and the latency the network model adds to a
+ * transfer between two of its NICs (*wire: the plane's software overhead
+ * and a cable out and in). O(nodes): called once per run, never per
+ * transfer. */
+static double nic_share(const ts_topo *t, const ts_net *net, int32_t host,
+                        int *amd, ts_time_ps *wire) {
   double nic = 0;
   uint32_t gpus = 0;
+  *amd = 0;
+  *wire = 0;
   for (uint32_t i = 0; i < ts_topo_node_count(t); i++) {
     const ts_node *n = ts_topo_node(t, i);
     if (n->host != host) continue;
     gpus += n->kind == TS_NODE_GPU;
+    if (n->kind == TS_NODE_CPU && (n->flags & TS_NODE_F_CPU_AMD)) *amd = 1;
     if (n->kind != TS_NODE_NIC || n->plane == TS_NO_PLANE ||
         ts_topo_plane(t, n->plane)->kind != TS_PLANE_BACKEND)
       continue;
     const uint32_t *adj = ts_topo_adj(t, i);
+    ts_time_ps sw = ts_topo_plane(t, n->plane)->sw_overhead;
     for (uint32_t k = 0; k < ts_topo_degree(t, i); k++) {
       const ts_link *l = ts_topo_link(t, adj[k] >> 1);
-      if (l->kind == TS_LINK_NET) nic += dir_bw(t, net, adj[k]);
+      if (l->kind != TS_LINK_NET) continue;
+      nic += dir_bw(t, net, adj[k]);
+      if (sw + 2 * l->latency > *wire) *wire = sw + 2 * l->latency;
     }
   }
   return gpus ? nic / gpus : 0;
@@ -97,15 +107,22 @@ void exec_coll_params(const ts_topo *t, const ts_net *net, uint32_t gpu,
   const ts_node *g = ts_topo_node(t, gpu);
   p->bw_intra = nvlink > 0 ? nvlink : pcie;
   p->bw_nvls = p->bw_intra;
-  double inter = nic_share(t, net, g->host);
+  int amd;
+  ts_time_ps wire;
+  double inter = nic_share(t, net, g->host, &amd, &wire);
   p->bw_inter = inter > 0 ? inter : p->bw_intra;
   p->hbm_bw = ts_topo_gpu_model(t, g->model)->hbm_bandwidth;
   if (p->cost_model != TS_COLL_COST_DEFAULT) return;
   ts_coll_params_nccl(p, ts_coll_gpu_gen_from_name(ts_topo_gpu_model(t, g->model)->name));
+  ts_coll_params_net_overhead(p, amd);
   /* NCCL's per-step hwLat includes the wire; the network model adds the
-   * links' latencies to every transfer, so the step keeps the rest. */
-  for (int q = 0; q < TS_COLL_PROTO_COUNT; q++)
+   * links' latencies to every transfer, so the step keeps the rest (the
+   * network overhead is a floor on the same in-host step). */
+  for (int q = 0; q < TS_COLL_PROTO_COUNT; q++) {
     p->alpha_intra[q] = p->alpha_intra[q] > nvhop ? p->alpha_intra[q] - nvhop : 0;
+    p->net_overhead[q] = p->net_overhead[q] > nvhop ? p->net_overhead[q] - nvhop : 0;
+    p->alpha_inter[q] = p->alpha_inter[q] > wire ? p->alpha_inter[q] - wire : 0;
+  }
 }
 
 void ts_coll_params_from_topo(const ts_topo *t, uint32_t gpu, ts_coll_params *p) {

@@ -48,6 +48,7 @@ typedef struct topo_tmpl {
   uint32_t cpus;
   link_params cpu_link;
   double cpu_p2p_bw;       /* root complex P2P limit, bytes/s; 0 = none */
+  bool cpu_amd;            /* AMD sockets (cpu_link xgmi): TS_NODE_F_CPU_AMD */
   uint32_t pcie_count;
   att_ref *pcie_attach;    /* parent CPU of each switch */
   link_params pcie_link;

@@ -124,6 +124,7 @@ static int parse_cpus(topo_loader *L, const topo_ynode *m, topo_tmpl *tm) {
                   "cpu_link type '%s' is not one of: upi, xgmi, nvlink_c2c", type);
   tm->cpu_link.kind = TS_LINK_CPU;
   tm->cpu_link.width = 1;
+  tm->cpu_amd = strcmp(type, "xgmi") == 0;
   return sc_bandwidth(c, cl, "bandwidth", true, &tm->cpu_link.bandwidth) ||
                  sc_latency(c, cl, "latency", true, &tm->cpu_link.latency)
              ? TS_ESCHEMA
@@ -447,6 +448,7 @@ static void add_cpus_and_pcie(ts_topo *t, const topo_tmpl *tm, const char *name,
   for (uint32_t i = 0; i < tm->cpus; i++) {
     ts_node p = *base;
     p.kind = TS_NODE_CPU;
+    p.flags = tm->cpu_amd ? TS_NODE_F_CPU_AMD : 0;
     p.local = p.numa = (int16_t)i;
     if (tm->cpu_numa) p.numa = tm->cpu_numa[i];
     uint32_t id = topo_add_node(t, &p, "%s/cpu%u", name, i);

@@ -74,6 +74,7 @@ typedef struct x_cpu {
   int16_t numa;
   const char *affinity;       /* owned by the topology */
   double smp_bw;              /* NCCL's socket-link figure, bytes/s */
+  bool amd;                   /* vendor AuthenticAMD */
 } x_cpu;
 
 typedef struct x_state {
@@ -343,6 +344,9 @@ static int walk_cpu(x_state *s, const xmlNode *cpu) {
   c->affinity = x_attr(cpu, "affinity", aff, sizeof aff) && aff[0]
                     ? topo_strdup(s->L->t, aff) : NULL;
   if ((c->smp_bw = smp_bw(s, cpu)) < 0) return TS_ESCHEMA;
+  char vendor[32];
+  c->amd = x_attr(cpu, "vendor", vendor, sizeof vendor) &&
+           !strcmp(vendor, "AuthenticAMD");
   att_ref self = {ATT_CPU, s->ncpu++};
   link_params def;
   memset(&def, 0, sizeof def); /* a NIC on the CPU: YAML's default link */
@@ -524,6 +528,7 @@ static int fill_cpus(x_state *s, topo_tmpl *tm) {
     tm->cpu_numa[i] = s->cpus[i].numa;
     tm->cpu_affinity[i] = s->cpus[i].affinity;
     if (!i || s->cpus[i].smp_bw < bw) bw = s->cpus[i].smp_bw;
+    if (s->cpus[i].amd) tm->cpu_amd = true;
   }
   tm->cpu_mesh = true;
   tm->cpu_link.kind = TS_LINK_CPU;

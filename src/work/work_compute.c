@@ -21,7 +21,8 @@
  * gradients). Full recompute repeats every forward op before its backward;
  * selective recompute repeats attn_score and attn_value. Once per step the
  * optimizer reads and writes 30 bytes per (ZeRO-sharded) parameter (fp32
- * grad, master, m, v read; master, m, v and bf16 weight written).
+ * grad, master, m, v read; master, m, v and bf16 weight written), and for
+ * FP8 models casts every local weight to FP8 (4 bytes each, work_eff.c).
  *
  * time = max(FLOPs / (peak * eff), bytes / (HBM bandwidth * eff_memory)),
  * eff = efficiency.gemm for GEMMs and elementwise ops, efficiency.attention
@@ -56,8 +57,8 @@ static void shape(op_list *L, double M, double N, double K, double G) {
 
 /* Roofline time of an op, times the GEMM shape efficiency (and the FP8
  * GEMM efficiency relative to BF16's), plus for FP8
- * GEMMs the cast of their BF16 input (activations forward, output gradient
- * backward), plus the launch gap of its kernels (1 forward, 2 backward:
+ * GEMMs the cast-transpose of their BF16 input (activations forward,
+ * output gradient backward) and the amax-history update, plus the launch gap of its kernels (1 forward, 2 backward:
  * data and weight gradients): work_eff.c. */
 static ts_time_ps roofline(const op_list *L, double flops, double bytes,
                            eff_class e, ts_phase ph) {
@@ -79,7 +80,8 @@ static ts_time_ps roofline(const op_list *L, double flops, double bytes,
   double tm = bw > 0 ? bytes / bw : 0;
   double t = tc > tm ? tc : tm;
   if (fp8 && L->gm > 0 && bw > 0)
-    t += 3 * L->gm * (bwd ? L->gn : L->gk) * L->gg / bw + work_launch_gap_s();
+    t += work_fp8_cast_bytes(L->gm, L->gn, L->gk, L->gg, bwd) / bw +
+         work_launch_gap_s();
   t += (bwd ? 2 : 1) * work_launch_gap_s();
   /* Saturate at 2^62 ps: beyond the simulated-time budget, which the engine
    * then refuses, and never an undefined llround past int64. */
@@ -297,7 +299,12 @@ static void optimizer_op(op_list *L, uint32_t stage) {
   work_stage_params(c, stage, &dense, &expert);
   double p = dense / work_state_shards(c, false) +
              expert / work_state_shards(c, true);
-  push(L, TS_OP_OPTIMIZER, TS_PHASE_STEP, -1, 12 * p, 30 * p, EFF_GEMM);
+  /* FP8: the weights' cast to both FP8 layouts, once per step and cached
+   * over the micro-batches (work_eff.c), on every rank's full local copy */
+  double cast = c->dtype == WORK_FP8 && L->gpu && L->gpu->fp8_flops > 0
+                    ? work_fp8_weight_cast_bytes(dense + expert)
+                    : 0;
+  push(L, TS_OP_OPTIMIZER, TS_PHASE_STEP, -1, 12 * p, 30 * p + cast, EFF_GEMM);
 }
 
 int ts_work_ops(const ts_workload *w, const ts_gpu_model *gpu, uint32_t stage,

@@ -40,11 +40,25 @@
  * falls below its large-matmul 1.75x for smaller shapes (cuBLAS 12.9 post
  * below: "at least 1.25x for most others").
  *
- * FP8 casts (Transformer Engine): every FP8 GEMM input that is not
- * already FP8 is quantised by a separate kernel that reads it in BF16 and
- * writes FP8 (3 bytes per element) and reduces its amax: the activations
- * (M x K) in forward, the output gradient in backward. Weights are cast
- * once per step (the optimizer's pass, not charged here). */
+ * FP8 casts (Transformer Engine, delayed scaling): every FP8 GEMM input
+ * that is not already FP8 is quantised per micro-batch by a cast-transpose
+ * kernel (TE C API `nvte_cast_transpose`: "casts the input and produces its
+ * transpose") that reads it in BF16 and writes it in FP8 twice, in both
+ * layouts, because Hopper's FP8 GEMMs take only the TN layout: the forward
+ * copy feeds the forward GEMM, the transposed copy the weight gradient
+ * (X^T dY); the output gradient dY likewise feeds the data gradient (dY)
+ * and the weight gradient (dY^T). 2 + 1 + 1 = 4 bytes per element of the
+ * activations (M x K) in forward and recompute, of the output gradient
+ * (M x N) in backward, plus one kernel launch. The kernel also reduces the
+ * tensor's amax; the delayed-scaling bookkeeping then rolls every FP8
+ * tensor's amax history (DelayedScaling amax_history_len = 1024 fp32
+ * values, TE's default) and recomputes its scale: 3 tensors per GEMM in
+ * forward (input, weight, output), 2 in backward (output gradient, input
+ * gradient), each history read and written (8 bytes per entry). Weights
+ * are cast once per step and cached across micro-batches (TE user guide,
+ * "FP8 weight caching"; Megatron-LM passes is_first_microbatch): read BF16,
+ * write both FP8 layouts, 4 bytes per local weight, charged with the
+ * optimizer's pass (work_compute.c). All at the achieved HBM bandwidth. */
 #include <math.h>
 #include <string.h>
 
@@ -93,3 +107,15 @@ double work_epilogue_bytes(double M, double N, double K, double groups,
 }
 
 double work_fp8_gemm_rel(void) { return 1.75 / 2.0; }
+
+double work_fp8_cast_bytes(double M, double N, double K, double groups,
+                           int bwd) {
+  double g = groups > 0 ? groups : 1;
+  /* BF16 read + FP8 write in both layouts of the GEMM's BF16 input */
+  double cast = 4.0 * M * (bwd ? N : K) * g;
+  /* amax histories: 3 FP8 tensors forward, 2 backward, read + written */
+  double amax = (bwd ? 2.0 : 3.0) * WORK_FP8_AMAX_HISTORY * 4.0 * 2.0;
+  return cast + amax;
+}
+
+double work_fp8_weight_cast_bytes(double params) { return 4.0 * params; }

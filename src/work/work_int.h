@@ -117,6 +117,17 @@ double work_epilogue_bytes(double M, double N, double K, double groups,
                            int bwd);
 /* FP8 GEMM efficiency relative to BF16's, against the FP8 peak (0.875). */
 double work_fp8_gemm_rel(void);
+/* Transformer Engine's amax history length (DelayedScaling default). */
+#define WORK_FP8_AMAX_HISTORY 1024.0
+/* HBM bytes of the FP8 casts around one GEMM (work_eff.c): 4 bytes per
+ * element of its BF16 input (forward M x K, backward the output gradient
+ * M x N) plus the amax-history update of its 3 (forward) or 2 (backward)
+ * FP8 tensors. */
+double work_fp8_cast_bytes(double M, double N, double K, double groups,
+                           int bwd);
+/* HBM bytes of casting `params` BF16 weights to FP8 in both layouts once
+ * per step: 4 per weight. */
+double work_fp8_weight_cast_bytes(double params);
 /* Pipeline positions a micro-batch passes: pp * v (interleaved), pp. */
 uint32_t work_positions(const work_cfg *c);
 /* Position of chunk `chunk` of `stage`: chunk * pp + stage; DualPipe's
