@@ -21,7 +21,7 @@ fast=(--set global_batch=8)
 # Sanity 1: with cross-node TP allowed (tp 16 spans two DGX nodes), the
 # best mapping still keeps TP inside a node.
 "$bin" sweep "$W" --topology "$T" --gpus 16 --vary tp,pp --allow-cross-node-tp \
-  "${fast[@]}" --quiet --json | python3 -c '
+  "${fast[@]}" --quiet --json --exhaustive | python3 -c '
 import json, sys
 rows = json.load(sys.stdin)["sweeps"][0]["rows"]
 assert any(r["tp"] == 16 for r in rows), "tp 16 not tried"
@@ -34,7 +34,7 @@ assert best16 < rows[0]["tokens_per_s"]
 # bubble ((p-1)/m = 0.75 of the ideal time); interleaving (v = 2) divides
 # it by v and wins, at the same tp, pp, dp and micro-batch.
 "$bin" sweep "$W" --topology "$T" --gpus 32 --fix tp=8 --fix pp=4 --fix mb=1 \
-  --vary schedule,vp --set global_batch=4 --quiet --json | python3 -c '
+  --vary schedule,vp --set global_batch=4 --quiet --json --exhaustive | python3 -c '
 import json, sys
 rows = json.load(sys.stdin)["sweeps"][0]["rows"]
 by = {(r["schedule"], r["virtual_stages"]): r for r in rows}

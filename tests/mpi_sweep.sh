@@ -23,7 +23,7 @@ mpi=(mpirun --allow-run-as-root --oversubscribe -n 3)
 [ -s "$tmp/1.txt" ] && cmp "$tmp/1.txt" "$tmp/3.txt" && cmp "$tmp/1.json" "$tmp/3.json" \
   && ok || note "3 MPI ranks print other bytes than one process"
 # the wall-time line says MPI ran (rank 0 dispatching, 2 workers)
-grep -q "21 mappings simulated in .* (MPI)" "$tmp/3.err" && ok \
+grep -q "mappings simulated in .* (MPI)" "$tmp/3.err" && ok \
   || note "no MPI run reported: $(cat "$tmp/3.err")"
 
 # plan --sus --workload uses the same runner

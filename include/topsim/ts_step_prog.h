@@ -89,4 +89,29 @@ const ts_step_prog *ts_step_progs_rank(const ts_step_progs *p,
 /* Frees the arrays of *p (zeroed or NULL is fine). */
 void ts_step_progs_free(ts_step_progs *p);
 
+/* What ts_step_bound may assume about the fabric: group_size[g] is the
+ * size of every group of kind g; ingress_bps is at least the capacity of
+ * all link directions entering any one GPU (0: collectives cost nothing). */
+typedef struct ts_step_bound_params {
+  uint32_t group_size[TS_GROUP_COUNT];
+  double ingress_bps;
+} ts_step_bound_params;
+
+/* A lower bound on the step time ts_step_run gives for these programs
+ * under any faults, stragglers, fidelity and contention: compute segments
+ * at their time, collectives at bytes a member must receive / ingress,
+ * sends free, in program order with the pipeline's dependencies
+ * (src/work/work_bound.c proves it). 0 with *out set, TS_ENOMEM, or
+ * TS_EINTERNAL (a receive no program sends to). */
+int ts_step_bound(const ts_step_progs *p, const ts_step_bound_params *bp,
+                  ts_time_ps *out);
+
+/* A weaker lower bound than ts_step_bound with neither mapping nor
+ * programs, from the ops of one micro-batch per stage on GPU model gpu:
+ * per-stage compute x micro-batches, the schedule's fill and drain along
+ * chunk 0, the optimizer. 0 with *out set (0 when the schedule or model is
+ * not covered: DualPipe, MoE), or the error of ts_work_ops. */
+int ts_work_step_bound_quick(const ts_workload *w, const ts_gpu_model *gpu,
+                             ts_time_ps *out);
+
 #endif

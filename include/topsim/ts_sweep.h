@@ -26,6 +26,7 @@
 #include "topsim/ts_error.h"
 #include "topsim/ts_step.h"
 #include "topsim/ts_topo.h"
+#include "topsim/ts_units.h"
 #include "topsim/ts_work.h"
 
 /* Keys of --vary and --fix. */
@@ -93,6 +94,12 @@ typedef struct ts_sweep_row {
   ts_sweep_map map;
   uint32_t index;       /* position in the job list (tie breaker) */
   int32_t status;
+  int32_t bounded;      /* 1: not simulated: its bound proved it could
+                           not reach the table (or the Pareto front);
+                           only bound_s is set */
+  int32_t memo;         /* 1: copied from a mapping with the same key */
+  double bound_s;       /* lower bound on step_s (ts_sweep_bound) */
+  uint64_t key[2];      /* ts_sweep_bound's simulation key */
   double step_s, tokens_s, mfu;
   double compute_s, bubble_s, exposed_s[TS_DIM_COUNT];
   char error[512];
@@ -130,6 +137,26 @@ int ts_sweep_apply(ts_workload *w, const ts_sweep_map *m, uint32_t gpus,
  * fails). */
 void ts_sweep_simulate(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
                        uint32_t gpus, const ts_step_opts *o, ts_sweep_row *row);
+
+/* Largest capacity of the link directions entering one of the first gpus
+ * GPUs (topology order), NVSwitch bundles counted twice as an upper bound
+ * of what the network model lets in: ts_step_bound_params.ingress_bps. */
+double ts_sweep_ingress(const ts_topo *t, uint32_t gpus);
+/* Maps and compiles mapping m and sets *out to a lower bound on the step
+ * time ts_sweep_simulate would give (ts_step_bound) and key[] to a hash of
+ * everything that decides that simulation (compiled programs, reported
+ * facts, rank layout): equal keys, equal simulated rows. 0 or the error
+ * of mapping or compiling (d says why). */
+int ts_sweep_bound(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
+                   uint32_t gpus, double ingress_bps, ts_time_ps *out,
+                   uint64_t key[2], ts_diag *d);
+
+/* A cheaper, weaker lower bound than ts_sweep_bound from per-stage
+ * compute alone (ts_work_step_bound_quick), 0 where it does not apply
+ * (mixed GPU models, DualPipe, MoE, a mapping that does not validate).
+ * Returns 0; *out is the bound. */
+int ts_sweep_bound_quick(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
+                         uint32_t gpus, ts_time_ps *out, ts_diag *d);
 
 /* Sorts rows: simulated first, best first by `by`, ties by index. */
 void ts_sweep_rank(ts_sweep_row *rows, uint32_t n, ts_sweep_sort by);

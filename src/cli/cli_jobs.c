@@ -85,10 +85,10 @@ static void progress_tick(progress *p, int final) {
 
 /* ---- in process --------------------------------------------------------- */
 
-static int run_local(uint32_t n, size_t size, cli_job_fn fn, void *ctx,
-                     progress *p, char *out) {
+static int run_local(uint32_t n, const uint32_t *list, size_t size,
+                     cli_job_fn fn, void *ctx, progress *p, char *out) {
   for (uint32_t i = 0; i < n; i++) {
-    fn(i, ctx, out + (size_t)i * size);
+    fn(list ? list[i] : i, ctx, out + (size_t)i * size);
     progress_tick(p, i + 1 == n);
   }
   return CLI_JOBS_ROOT;
@@ -100,6 +100,7 @@ typedef struct worker {
   pid_t pid;
   int task_fd, result_fd;
   uint32_t task; /* in flight, or STOP */
+  uint32_t pos;  /* its place in the task list */
 } worker;
 
 static int read_full(int fd, void *buf, size_t len) {
@@ -185,9 +186,11 @@ static void reap(worker *w, char *why, size_t len) {
   w->pid = 0;
 }
 
-/* Hands worker k its next task (or STOP). */
-static int feed(worker *w, uint32_t *next, uint32_t n) {
-  uint32_t t = *next < n ? (*next)++ : STOP;
+/* Hands worker k its next task (or STOP); list maps positions to task
+ * numbers (NULL: the identity). */
+static int feed(worker *w, uint32_t *next, uint32_t n, const uint32_t *list) {
+  w->pos = *next;
+  uint32_t t = *next < n ? (list ? list[(*next)++] : (*next)++) : STOP;
   w->task = t;
   return write_full(w->task_fd, &t, sizeof t);
 }
@@ -195,6 +198,7 @@ static int feed(worker *w, uint32_t *next, uint32_t n) {
 typedef struct fork_run {
   worker *w;
   uint32_t nw, n, next, left;
+  const uint32_t *list;
   size_t size;
   cli_job_fn fn;
   cli_job_fail_fn fail;
@@ -210,24 +214,24 @@ static int on_ready(fork_run *r, uint32_t k) {
   uint32_t task;
   if (!read_full(w->result_fd, r->buf, HDR + r->size)) {
     memcpy(&task, r->buf, sizeof task);
-    if (task != w->task || task >= r->n) return -1;
-    memcpy(r->out + (size_t)task * r->size, r->buf + HDR, r->size);
+    if (task != w->task || w->pos >= r->n) return -1;
+    memcpy(r->out + (size_t)w->pos * r->size, r->buf + HDR, r->size);
     r->left--;
     progress_tick(r->p, r->left == 0);
-    if (feed(w, &r->next, r->n)) return -1;
+    if (feed(w, &r->next, r->n, r->list)) return -1;
     return 0;
   }
   char why[160]; /* died: its task fails, a fresh worker takes its place */
   task = w->task;
   reap(w, why, sizeof why);
   if (task == STOP) return 0;
-  r->fail(task, r->ctx, r->out + (size_t)task * r->size, why);
+  r->fail(task, r->ctx, r->out + (size_t)w->pos * r->size, why);
   r->left--;
   progress_tick(r->p, r->left == 0);
   if (!r->left) return 0;
   int s = spawn(r->w, k, r->nw, r->size, r->fn, r->ctx);
   if (s) return s;
-  return feed(w, &r->next, r->n) ? -1 : 0;
+  return feed(w, &r->next, r->n, r->list) ? -1 : 0;
 }
 
 static int run_fork(fork_run *r) {
@@ -236,7 +240,7 @@ static int run_fork(fork_run *r) {
   int rc = 0;
   for (uint32_t k = 0; k < r->nw && !rc; k++) {
     rc = spawn(r->w, k, r->nw, r->size, r->fn, r->ctx);
-    if (!rc) rc = feed(&r->w[k], &r->next, r->n) ? -1 : 0;
+    if (!rc) rc = feed(&r->w[k], &r->next, r->n, r->list) ? -1 : 0;
   }
   while (!rc && r->left) {
     uint32_t np = 0;
@@ -267,10 +271,10 @@ static int run_fork(fork_run *r) {
   return rc || r->left ? -1 : 0;
 }
 
-static int run_workers(uint32_t n, size_t size, cli_job_fn fn,
-                       cli_job_fail_fn fail, void *ctx, uint32_t jobs,
-                       progress *p, char *out) {
-  fork_run r = {.nw = jobs, .n = n, .left = n, .size = size, .fn = fn,
+static int run_workers(uint32_t n, const uint32_t *list, size_t size,
+                       cli_job_fn fn, cli_job_fail_fn fail, void *ctx,
+                       uint32_t jobs, progress *p, char *out) {
+  fork_run r = {.nw = jobs, .n = n, .list = list, .left = n, .size = size, .fn = fn,
                 .fail = fail, .ctx = ctx, .out = out, .p = p};
   r.w = calloc(jobs, sizeof *r.w);
   r.buf = malloc(HDR + size);
@@ -288,14 +292,24 @@ static int run_workers(uint32_t n, size_t size, cli_job_fn fn,
 #ifdef TOPSIM_MPI
 enum { TAG_TASK = 1, TAG_RESULT = 2 };
 
-static int mpi_root(uint32_t n, size_t size, progress *p, char *out) {
+/* Sends rank r its next task (task number, position), or STOP when none
+ * is left and keep is 0; with keep the rank stays idle for the next run.
+ * Returns 1 when a task was sent. */
+static int mpi_feed(int r, uint32_t *next, uint32_t n, const uint32_t *list,
+                    int keep) {
+  uint32_t t[2] = {STOP, *next};
+  if (*next < n) t[0] = list ? list[*next] : *next, (*next)++;
+  else if (keep) return 0;
+  MPI_Send(t, 2, MPI_UINT32_T, r, TAG_TASK, MPI_COMM_WORLD);
+  return t[0] != STOP;
+}
+
+static int mpi_root(uint32_t n, const uint32_t *list, size_t size, int keep,
+                    progress *p, char *out) {
   char *buf = malloc(HDR + size);
   if (!buf) return -1;
   uint32_t next = 0, left = n;
-  for (int r = 1; r < mpi_size; r++) {
-    uint32_t t = next < n ? next++ : STOP;
-    MPI_Send(&t, 1, MPI_UINT32_T, r, TAG_TASK, MPI_COMM_WORLD);
-  }
+  for (int r = 1; r < mpi_size; r++) mpi_feed(r, &next, n, list, keep);
   while (left) {
     MPI_Request req;
     MPI_Status st;
@@ -304,13 +318,12 @@ static int mpi_root(uint32_t n, size_t size, progress *p, char *out) {
               TAG_RESULT, MPI_COMM_WORLD, &req);
     while (MPI_Test(&req, &done, &st), !done)
       nanosleep(&(struct timespec){0, 1000000}, NULL);
-    uint32_t task;
-    memcpy(&task, buf, sizeof task);
-    if (task < n) memcpy(out + (size_t)task * size, buf + HDR, size);
+    uint32_t pos;
+    memcpy(&pos, buf + sizeof pos, sizeof pos);
+    if (pos < n) memcpy(out + (size_t)pos * size, buf + HDR, size);
     left--;
     progress_tick(p, left == 0);
-    uint32_t t = next < n ? next++ : STOP;
-    MPI_Send(&t, 1, MPI_UINT32_T, st.MPI_SOURCE, TAG_TASK, MPI_COMM_WORLD);
+    mpi_feed(st.MPI_SOURCE, &next, n, list, keep);
   }
   free(buf);
   return CLI_JOBS_ROOT;
@@ -320,12 +333,12 @@ static int mpi_worker(size_t size, cli_job_fn fn, void *ctx) {
   char *buf = calloc(1, HDR + size);
   if (!buf) MPI_Abort(MPI_COMM_WORLD, EX_OSERR);
   for (;;) {
-    uint32_t task;
-    MPI_Recv(&task, 1, MPI_UINT32_T, 0, TAG_TASK, MPI_COMM_WORLD,
+    uint32_t t[2]; /* task number, position in the root's list */
+    MPI_Recv(t, 2, MPI_UINT32_T, 0, TAG_TASK, MPI_COMM_WORLD,
              MPI_STATUS_IGNORE);
-    if (task == STOP) break;
-    memcpy(buf, &task, sizeof task);
-    fn(task, ctx, buf + HDR);
+    if (t[0] == STOP) break;
+    memcpy(buf, t, sizeof t);
+    fn(t[0], ctx, buf + HDR);
     MPI_Send(buf, (int)(HDR + size), MPI_BYTE, 0, TAG_RESULT,
              MPI_COMM_WORLD);
   }
@@ -368,12 +381,28 @@ void cli_jobs_finish(void) {
 
 int cli_jobs_run(uint32_t n, size_t size, cli_job_fn fn, cli_job_fail_fn fail,
                  void *ctx, const cli_jobs_opts *o, void *out) {
+  return cli_jobs_run_list(n, NULL, size, fn, fail, ctx, o, out);
+}
+
+void cli_jobs_release(void) {
+#ifdef TOPSIM_MPI
+  uint32_t t[2] = {STOP, 0};
+  if (mpi_on && mpi_rank == 0)
+    for (int r = 1; r < mpi_size; r++)
+      MPI_Send(t, 2, MPI_UINT32_T, r, TAG_TASK, MPI_COMM_WORLD);
+#endif
+}
+
+int cli_jobs_run_list(uint32_t n, const uint32_t *list, size_t size,
+                      cli_job_fn fn, cli_job_fail_fn fail, void *ctx,
+                      const cli_jobs_opts *o, void *out) {
   progress p;
   progress_init(&p, o, n);
   if (mpi_rank) p.on = 0;
 #ifdef TOPSIM_MPI
   if (mpi_on && mpi_size > 1)
-    return mpi_rank ? mpi_worker(size, fn, ctx) : mpi_root(n, size, &p, out);
+    return mpi_rank ? mpi_worker(size, fn, ctx)
+                    : mpi_root(n, list, size, o->keep, &p, out);
 #endif
   uint32_t jobs = o->jobs;
   if (!jobs) {
@@ -381,6 +410,6 @@ int cli_jobs_run(uint32_t n, size_t size, cli_job_fn fn, cli_job_fail_fn fail,
     jobs = c > 0 ? (uint32_t)c : 1;
   }
   if (jobs > n) jobs = n;
-  if (jobs <= 1) return run_local(n, size, fn, ctx, &p, out);
-  return run_workers(n, size, fn, fail, ctx, jobs, &p, out);
+  if (jobs <= 1) return run_local(n, list, size, fn, ctx, &p, out);
+  return run_workers(n, list, size, fn, fail, ctx, jobs, &p, out);
 }

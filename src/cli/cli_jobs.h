@@ -22,6 +22,8 @@ typedef struct cli_jobs_opts {
   uint32_t jobs;      /* worker processes; 0 = online cores; MPI ignores */
   int quiet;          /* no progress line */
   const char *what;   /* progress label, e.g. "sweep" */
+  int keep;           /* MPI: ranks stay for further runs until
+                         cli_jobs_release (the root sends no STOP) */
 } cli_jobs_opts;
 
 enum { CLI_JOBS_ROOT = 0, CLI_JOBS_WORKER = 1 };
@@ -42,6 +44,16 @@ void cli_jobs_finish(void);
  * without printing), or -1 when processes or pipes cannot be made. */
 int cli_jobs_run(uint32_t n, size_t size, cli_job_fn fn, cli_job_fail_fn fail,
                  void *ctx, const cli_jobs_opts *o, void *out);
+
+/* Runs the n tasks list[0..n) (NULL: 0..n-1) into out[position * size];
+ * otherwise as cli_jobs_run. With o->keep under MPI, the worker ranks
+ * serve every later run until cli_jobs_release: call it with the same
+ * task function and context on every rank. */
+int cli_jobs_run_list(uint32_t n, const uint32_t *list, size_t size,
+                      cli_job_fn fn, cli_job_fail_fn fail, void *ctx,
+                      const cli_jobs_opts *o, void *out);
+/* MPI root: tells ranks kept by o->keep to leave; a no-op elsewhere. */
+void cli_jobs_release(void);
 
 /* Parses --jobs N (1..1024) for command cmd; 0 or EX_USAGE. */
 int cli_jobs_parse(const char *cmd, const char *s, uint32_t *out);

@@ -31,7 +31,7 @@ typedef struct sweep_opts {
   const char *file, *topology, *topologies, *csv, *svg;
   char *sets[MAX_SETS];
   uint32_t nsets, top, ntopo;
-  int json, quiet, dry_run;
+  int json, quiet, dry_run, exhaustive;
   ts_sweep_sort sort;
   ts_sweep_spec spec;
   cli_jobs_opts jobs;
@@ -49,6 +49,10 @@ typedef struct sweep_state {
   ts_sweep_map *jobs; /* all topologies' mappings, in order */
   uint32_t njobs;
   ts_sweep_row *rows;
+  double ingress[MAX_TOPOS]; /* ts_sweep_ingress per topology */
+  uint32_t nsim, nmemo, nbounded; /* how the rows were obtained */
+  uint32_t nreplay, nrounds;
+  double t_quick, t_rounds;       /* wall seconds of the two phases */
   pid_t root_pid;
 } sweep_state;
 
@@ -81,6 +85,11 @@ static void sweep_help(void) {
       "                       mpirun/srun (TOPSIM_MPI builds) ranks instead\n"
       "  --quiet              no progress line on standard error\n"
       "  --dry-run            enumerate and count, simulate nothing\n"
+      "  --exhaustive         simulate every mapping (default: in order of a\n"
+      "                       lower bound on the step time, stopping once no\n"
+      "                       unsimulated mapping can reach the table, or the\n"
+      "                       Pareto front with --svg or --json; those rows\n"
+      "                       say status bounded and their bound)\n"
       "output:\n"
       "  --top N              rows in the table (default 10)\n"
       "  --sort tokens|step|memory   ranking (default tokens: tokens/s)\n"
@@ -104,6 +113,7 @@ static const struct option longopts[] = {
     {"top", required_argument, NULL, 't'},      {"sort", required_argument, NULL, 'S'},
     {"json", no_argument, NULL, 'J'},           {"csv", required_argument, NULL, 'c'},
     {"svg", required_argument, NULL, 'G'},      {"help", no_argument, NULL, 'h'},
+    {"exhaustive", no_argument, NULL, 'E'},
     CLI_FAULT_LONGOPTS,
     {NULL, 0, NULL, 0}};
 
@@ -171,6 +181,7 @@ static int parse_opt(int c, const char *arg, sweep_opts *o) {
   case 'j': return cli_jobs_parse("sweep", arg, &o->jobs.jobs);
   case 'q': o->quiet = o->jobs.quiet = 1; return 0;
   case 'n': o->dry_run = 1; return 0;
+  case 'E': o->exhaustive = 1; return 0;
   case 't':
     if (cli_parse_uint("sweep", "--top", arg, 1, UINT32_MAX, &v)) return EX_USAGE;
     o->top = (uint32_t)v;
@@ -264,6 +275,8 @@ static int load_all(sweep_state *s) {
     if (i && (rc = load_workload(o, &s->w[i]))) return rc;
     if ((rc = cli_load_topo(o->topo_paths[i], &s->t[i]))) return rc;
     s->names[i] = ts_topo_name(s->t[i]);
+    const uint32_t *ids;
+    s->ingress[i] = ts_sweep_ingress(s->t[i], ts_topo_gpus(s->t[i], &ids));
   }
   return load_faults(o, s->t[0]);
 }
@@ -319,16 +332,37 @@ static int enumerate(sweep_state *s) {
 
 /* ---- tasks -------------------------------------------------------------- */
 
+/* One task space for every phase, so MPI ranks serve all of them in one
+ * loop: task k < njobs computes job k's quick bound; njobs + k its program
+ * replay bound and key; 2 njobs + k simulates job k. */
 static void run_task(uint32_t task, void *ctx, void *out) {
   sweep_state *s = ctx;
-  /* Fault injection for tests/cli_sweep.sh: a worker process (never the
-   * parent) dies on this task, as a crash in the model would. */
-  const char *kill_at = getenv("TOPSIM_SWEEP_KILL_TASK");
-  if (kill_at && getpid() != s->root_pid && strtoul(kill_at, NULL, 10) == task)
-    raise(SIGKILL);
-  const ts_sweep_map *m = &s->jobs[task];
   ts_sweep_row *row = out;
-  row->index = task;
+  memset(row, 0, sizeof *row);
+  uint32_t phase = task / s->njobs, j = task % s->njobs;
+  const ts_sweep_map *m = &s->jobs[j];
+  row->index = j;
+  row->map = *m;
+  if (phase < 2) {
+    ts_diag d;
+    ts_diag_clear(&d);
+    ts_time_ps b = 0;
+    if (phase == 0)
+      ts_sweep_bound_quick(s->w[m->topo], s->t[m->topo], m,
+                           s->set[m->topo].gpus, &b, &d);
+    else
+      row->status = ts_sweep_bound(s->w[m->topo], s->t[m->topo], m,
+                                   s->set[m->topo].gpus, s->ingress[m->topo],
+                                   &b, row->key, &d);
+    row->bound_s = (double)b / 1e12;
+    return;
+  }
+  /* Fault injection for tests/cli_sweep.sh: a worker process (never the
+   * parent) dies on this mapping's simulation, as a crash in the model
+   * would. */
+  const char *kill_at = getenv("TOPSIM_SWEEP_KILL_TASK");
+  if (kill_at && getpid() != s->root_pid && strtoul(kill_at, NULL, 10) == j)
+    raise(SIGKILL);
   ts_sweep_simulate(s->w[m->topo], s->t[m->topo], m, s->set[m->topo].gpus,
                     &s->o->step, row);
 }
@@ -337,16 +371,323 @@ static void fail_task(uint32_t task, void *ctx, void *out, const char *why) {
   sweep_state *s = ctx;
   ts_sweep_row *row = out;
   memset(row, 0, sizeof *row);
+  task %= s->njobs;
   row->index = task;
   row->map = s->jobs[task];
   row->status = TS_EINTERNAL;
   snprintf(row->error, sizeof row->error, "%s", why);
 }
 
+/* ---- bound-ordered simulation -------------------------------------------
+ *
+ * Every job first gets a lower bound on its step time and a key (phase 1,
+ * run by the workers). Then jobs are simulated in rounds of SWEEP_ROUND in
+ * increasing (bound, index) order (--sort memory: (memory, index)), and
+ * before each round the rows simulated so far decide which jobs can still
+ * matter: a job whose bound exceeds the step time of the top-th best
+ * simulated row of its topology cannot enter the table, and (with --svg or
+ * --json) one for which a simulated row with at most its memory has more
+ * tokens/s than its bound allows cannot reach the Pareto front. The stop is
+ * decided only at round boundaries from the rows of whole rounds, so the
+ * simulated set (and every byte printed) is the same for any --jobs or
+ * number of MPI ranks, whatever order workers finish in. A job whose key
+ * equals a simulated one's copies that row (memoization). */
+enum { SWEEP_ROUND = 16 };
+
+static int cmp_double(double a, double b) { return a < b ? -1 : a > b; }
+
+static const sweep_state *order_s; /* qsort has no context in C11 */
+
+static int cmp_order(const void *pa, const void *pb) {
+  const ts_sweep_row *a = &order_s->rows[*(const uint32_t *)pa];
+  const ts_sweep_row *b = &order_s->rows[*(const uint32_t *)pb];
+  int c = order_s->o->sort == TS_SORT_MEMORY
+              ? (a->map.mem_bytes > b->map.mem_bytes) - (a->map.mem_bytes < b->map.mem_bytes)
+              : cmp_double(a->bound_s, b->bound_s);
+  return c ? c : (a->index > b->index) - (a->index < b->index);
+}
+
+/* What the simulated rows of one topology allow to skip. */
+typedef struct topo_cut {
+  uint32_t ok;          /* simulated rows that succeeded */
+  double step_n;        /* step time of the top-th best of them */
+  double tps;           /* tokens per step (any ok row: tokens_s x step_s) */
+  uint64_t *mem;        /* ok rows by memory ... */
+  double *best;         /* ... and the most tokens/s at <= that memory */
+} topo_cut;
+
+static int cmp_dblp(const void *a, const void *b) {
+  return cmp_double(*(const double *)a, *(const double *)b);
+}
+
+static int cmp_u64p(const void *a, const void *b) {
+  const uint64_t *x = a, *y = b;
+  return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+static int build_cut(const sweep_state *s, const uint8_t *done, uint32_t i,
+                     topo_cut *c) {
+  uint32_t n = s->njobs, k = 0;
+  double *steps = malloc(((size_t)n + 1) * sizeof *steps);
+  uint64_t *pairs = malloc(((size_t)n + 1) * 2 * sizeof *pairs);
+  c->mem = malloc(((size_t)n + 1) * sizeof *c->mem);
+  c->best = malloc(((size_t)n + 1) * sizeof *c->best);
+  if (!steps || !pairs || !c->mem || !c->best) {
+    free(steps), free(pairs);
+    return EX_OSERR;
+  }
+  for (uint32_t j = 0; j < n; j++) {
+    const ts_sweep_row *r = &s->rows[j];
+    if (!done[j] || r->status || r->map.topo != i) continue;
+    steps[k] = r->step_s;
+    c->tps = r->tokens_s * r->step_s;
+    pairs[2 * k] = r->map.mem_bytes;
+    memcpy(&pairs[2 * k + 1], &r->tokens_s, sizeof(double));
+    k++;
+  }
+  c->ok = k;
+  qsort(steps, k, sizeof *steps, cmp_dblp); /* the top-th smallest step */
+  c->step_n = k >= s->o->top ? steps[s->o->top - 1] : 0;
+  qsort(pairs, k, 2 * sizeof *pairs, cmp_u64p);
+  double run = 0;
+  for (uint32_t a = 0; a < k; a++) {
+    double t;
+    memcpy(&t, &pairs[2 * a + 1], sizeof t);
+    if (t > run) run = t;
+    c->mem[a] = pairs[2 * a];
+    c->best[a] = run;
+  }
+  free(steps);
+  free(pairs);
+  return 0;
+}
+
+/* 1 when the simulated rows prove job j can reach neither the table nor
+ * (with pareto) the Pareto front of its topology. */
+static int excluded(const sweep_state *s, const topo_cut *c, uint32_t j,
+                    int pareto) {
+  const ts_sweep_row *r = &s->rows[j];
+  if (c->ok < s->o->top) return 0;
+  if (s->o->sort == TS_SORT_MEMORY) {
+    /* jobs run in (memory, index) order: every one left ranks after the
+     * top simulated ones */
+    if (!pareto) return 1;
+  } else if (!(r->bound_s > c->step_n * (1 + 1e-9))) {
+    return 0;
+  }
+  if (!pareto) return 1;
+  if (!(r->bound_s > 0)) return 0;
+  double ub = c->tps / r->bound_s; /* most tokens/s the job can reach */
+  uint32_t lo = 0, hi = c->ok;     /* ok rows with memory <= the job's */
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    if (c->mem[mid] <= r->map.mem_bytes) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo && c->best[lo - 1] > ub * (1 + 1e-9);
+}
+
+/* Memo: open addressing on key[0], values are job indices + 1. */
+typedef struct memo {
+  uint32_t *slot;
+  uint32_t mask;
+} sweep_memo;
+
+static uint32_t *memo_find(sweep_memo *m, const sweep_state *s, const uint64_t key[2]) {
+  uint32_t h = (uint32_t)(key[0] ^ key[0] >> 32) & m->mask;
+  while (m->slot[h]) {
+    const ts_sweep_row *r = &s->rows[m->slot[h] - 1];
+    if (r->key[0] == key[0] && r->key[1] == key[1]) return &m->slot[h];
+    h = (h + 1) & m->mask;
+  }
+  return &m->slot[h];
+}
+
+/* Row j takes simulated row from's results, keeping its own mapping. */
+static void copy_row(sweep_state *s, uint32_t j, uint32_t from) {
+  ts_sweep_row *r = &s->rows[j];
+  ts_sweep_row keep = *r;
+  *r = s->rows[from];
+  r->map = keep.map;
+  r->index = keep.index;
+  r->bound_s = keep.bound_s;
+  r->memo = 1;
+  memcpy(r->key, keep.key, sizeof r->key);
+}
+
+typedef struct sweep_run {
+  uint32_t *order, *list, *copies, *cand;
+  uint8_t *done, *replayed;
+  ts_sweep_row *res;
+  topo_cut cut[MAX_TOPOS];
+  sweep_memo memo;
+} sweep_run;
+
+static void run_free(sweep_run *R) {
+  free(R->order), free(R->list), free(R->copies), free(R->done), free(R->res);
+  free(R->cand), free(R->replayed);
+  free(R->memo.slot);
+  for (int i = 0; i < MAX_TOPOS; i++) free(R->cut[i].mem), free(R->cut[i].best);
+}
+
+/* The next round's candidates: up to SWEEP_ROUND jobs, in order, not done
+ * and not excluded by the cut. */
+static uint32_t next_candidates(sweep_state *s, sweep_run *R, int pareto) {
+  uint32_t n = 0, round = s->o->exhaustive ? s->njobs : SWEEP_ROUND;
+  for (uint32_t q = 0; q < s->njobs && n < round; q++) {
+    uint32_t j = R->order[q];
+    if (R->done[j]) continue;
+    if (!s->o->exhaustive && excluded(s, &R->cut[s->rows[j].map.topo], j, pareto))
+      continue;
+    R->cand[n++] = j;
+  }
+  return n;
+}
+
+/* Replays the programs of the candidates not replayed yet (a tighter
+ * bound, and the memo key). Returns CLI_JOBS_ROOT, or the runner's role. */
+static int replay(sweep_state *s, sweep_run *R, uint32_t nc) {
+  uint32_t n = 0;
+  for (uint32_t k = 0; k < nc; k++)
+    if (!R->replayed[R->cand[k]]) R->list[n++] = s->njobs + R->cand[k];
+  if (!n || s->o->exhaustive) return CLI_JOBS_ROOT;
+  int role = cli_jobs_run_list(n, R->list, sizeof *R->res, run_task, fail_task,
+                               s, &s->o->jobs, R->res);
+  if (role != CLI_JOBS_ROOT) return role;
+  for (uint32_t k = 0; k < n; k++) {
+    ts_sweep_row *r = &s->rows[R->list[k] - s->njobs];
+    if (R->res[k].bound_s > r->bound_s) r->bound_s = R->res[k].bound_s;
+    r->status = R->res[k].status;
+    memcpy(r->key, R->res[k].key, sizeof r->key);
+    R->replayed[R->list[k] - s->njobs] = 1;
+    s->nreplay++;
+  }
+  return CLI_JOBS_ROOT;
+}
+
+/* Of the candidates, those the tighter bounds still leave in go to the
+ * simulation list, but a job whose key is simulated already copies that
+ * row at once, and one whose key is in this round goes to copies. */
+static uint32_t pick_round(sweep_state *s, sweep_run *R, uint32_t nc,
+                           uint32_t *ncopies, int pareto) {
+  uint32_t n = 0;
+  *ncopies = 0;
+  for (uint32_t k = 0; k < nc; k++) {
+    uint32_t j = R->cand[k];
+    if (!s->o->exhaustive && excluded(s, &R->cut[s->rows[j].map.topo], j, pareto))
+      continue;
+    if (!s->o->exhaustive && !s->rows[j].status) {
+      uint32_t *sl = memo_find(&R->memo, s, s->rows[j].key);
+      if (*sl) {
+        if (R->done[*sl - 1]) {
+          copy_row(s, j, *sl - 1);
+          R->done[j] = 1;
+          s->nmemo++;
+        } else {
+          R->copies[(*ncopies)++] = j;
+          R->done[j] = 2; /* resolved after the round */
+        }
+        continue;
+      }
+      *sl = j + 1;
+    }
+    R->list[n++] = 2 * s->njobs + j;
+  }
+  return n;
+}
+
+static int run_rounds(sweep_state *s, sweep_run *R, int pareto) {
+  for (;;) {
+    for (uint32_t i = 0; i < s->o->ntopo; i++) {
+      free(R->cut[i].mem), free(R->cut[i].best);
+      memset(&R->cut[i], 0, sizeof R->cut[i]);
+      if (!s->o->exhaustive && build_cut(s, R->done, i, &R->cut[i])) return EX_OSERR;
+    }
+    uint32_t nc = next_candidates(s, R, pareto), ncopy;
+    if (!nc) return 0;
+    int role = replay(s, R, nc);
+    if (role != CLI_JOBS_ROOT) return role;
+    uint32_t n = pick_round(s, R, nc, &ncopy, pareto);
+    s->nrounds++;
+    if (n) role = cli_jobs_run_list(n, R->list, sizeof *R->res, run_task,
+                                    fail_task, s, &s->o->jobs, R->res);
+    if (role != CLI_JOBS_ROOT) return role; /* -1, or 1 in a forked worker */
+    for (uint32_t k = 0; k < n; k++) {
+      uint32_t j = R->list[k] - 2 * s->njobs;
+      ts_sweep_row keep = s->rows[j];
+      s->rows[j] = R->res[k];
+      s->rows[j].bound_s = keep.bound_s;
+      memcpy(s->rows[j].key, keep.key, sizeof keep.key);
+      R->done[j] = 1;
+      s->nsim++;
+    }
+    for (uint32_t k = 0; k < ncopy; k++) {
+      uint32_t j = R->copies[k];
+      copy_row(s, j, *memo_find(&R->memo, s, s->rows[j].key) - 1);
+      R->done[j] = 1;
+      s->nmemo++;
+    }
+  }
+}
+
+/* Runs the sweep on the root; returns CLI_JOBS_ROOT, CLI_JOBS_WORKER in a
+ * worker (forked or MPI), or -1. */
+static double wall_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int sweep_jobs(sweep_state *s) {
+  s->o->jobs.keep = 1;
+  double t0 = wall_s();
+  int role = cli_jobs_run(s->njobs, sizeof *s->rows, run_task, fail_task, s,
+                          &s->o->jobs, s->rows);
+  if (role != CLI_JOBS_ROOT) return role;
+  s->t_quick = wall_s() - t0;
+  sweep_run R;
+  memset(&R, 0, sizeof R);
+  uint32_t cap = 1;
+  while (cap < 2 * s->njobs) cap *= 2;
+  R.order = malloc(((size_t)s->njobs + 1) * sizeof *R.order);
+  R.list = malloc(((size_t)s->njobs + 1) * sizeof *R.list);
+  R.copies = malloc(((size_t)s->njobs + 1) * sizeof *R.copies);
+  R.done = calloc((size_t)s->njobs + 1, 1);
+  R.replayed = calloc((size_t)s->njobs + 1, 1);
+  R.cand = malloc(((size_t)s->njobs + 1) * sizeof *R.cand);
+  R.res = calloc((size_t)(s->o->exhaustive ? s->njobs : SWEEP_ROUND) + 1, sizeof *R.res);
+  R.memo.slot = calloc(cap, sizeof *R.memo.slot);
+  R.memo.mask = cap - 1;
+  int rc = -1;
+  if (R.order && R.list && R.copies && R.done && R.res && R.memo.slot &&
+      R.replayed && R.cand) {
+    for (uint32_t j = 0; j < s->njobs; j++) R.order[j] = j;
+    order_s = s;
+    qsort(R.order, s->njobs, sizeof *R.order, cmp_order);
+    rc = run_rounds(s, &R, s->o->svg || s->o->json);
+  }
+  s->t_rounds = wall_s() - t0 - s->t_quick;
+  if (rc == CLI_JOBS_WORKER) {
+    run_free(&R);
+    return rc;
+  }
+  for (uint32_t j = 0; rc == 0 && j < s->njobs; j++)
+    if (!R.done[j]) {
+      ts_sweep_row *r = &s->rows[j];
+      r->bounded = 1;
+      r->status = 0;
+      r->error[0] = 0;
+      s->nbounded++;
+    }
+  run_free(&R);
+  cli_jobs_release();
+  return rc ? -1 : CLI_JOBS_ROOT;
+}
+
 /* ---- output ------------------------------------------------------------- */
 
 static void summary(const sweep_state *s, uint32_t i, uint32_t ok,
-                    uint32_t failed, FILE *f) {
+                    uint32_t failed, uint32_t bounded, uint32_t memo, FILE *f) {
   const ts_sweep_set *z = &s->set[i];
   fprintf(f, "summary: %llu candidates, %u valid, pruned", 
           (unsigned long long)z->candidates, z->n);
@@ -357,7 +698,9 @@ static void summary(const sweep_state *s, uint32_t i, uint32_t ok,
               (unsigned long long)z->pruned[p]);
   if (!any) fprintf(f, " none");
   if (s->o->dry_run) fprintf(f, "; nothing simulated (--dry-run)\n");
-  else fprintf(f, "; simulated %u, failed %u\n", ok, failed);
+  else if (s->o->exhaustive) fprintf(f, "; simulated %u, failed %u\n", ok, failed);
+  else fprintf(f, "; simulated %u (%u copied from identical programs), "
+               "failed %u, bounded %u\n", ok, memo, failed, bounded);
 }
 
 /* rows of topology i: [*lo, *hi) after ranking (jobs are grouped). */
@@ -367,23 +710,29 @@ static void topo_range(const sweep_state *s, uint32_t i, uint32_t *lo, uint32_t 
   *hi = *lo + s->set[i].n;
 }
 
-static void count_ok(const ts_sweep_row *r, uint32_t n, uint32_t *ok, uint32_t *failed) {
-  *ok = *failed = 0;
-  for (uint32_t k = 0; k < n; k++) r[k].status ? (*failed)++ : (*ok)++;
+static void count_ok(const ts_sweep_row *r, uint32_t n, uint32_t *ok,
+                     uint32_t *failed, uint32_t *bounded, uint32_t *memo) {
+  *ok = *failed = *bounded = *memo = 0;
+  for (uint32_t k = 0; k < n; k++) {
+    if (r[k].bounded) (*bounded)++;
+    else if (r[k].status) (*failed)++;
+    else (*ok)++;
+    *memo += r[k].memo && !r[k].bounded;
+  }
 }
 
 static void print_text(const sweep_state *s) {
   const sweep_opts *o = s->o;
   for (uint32_t i = 0; i < o->ntopo; i++) {
-    uint32_t lo, hi, ok, failed;
+    uint32_t lo, hi, ok, failed, bounded, memo;
     topo_range(s, i, &lo, &hi);
-    count_ok(s->rows + lo, hi - lo, &ok, &failed);
+    count_ok(s->rows + lo, hi - lo, &ok, &failed, &bounded, &memo);
     printf("%ssweep %s on %s: %u GPUs, ranked by %s\n", i ? "\n" : "",
            ts_workload_name(s->w[i]), s->names[i], s->set[i].gpus,
            o->sort == TS_SORT_STEP ? "step time" : o->sort == TS_SORT_MEMORY
                                                    ? "memory per GPU" : "tokens/s");
     if (!o->dry_run && hi > lo) ts_sweep_write_table(s->rows + lo, hi - lo, o->top, stdout);
-    summary(s, i, ok, failed, stdout);
+    summary(s, i, ok, failed, bounded, memo, stdout);
   }
   if (o->ntopo < 2 || o->dry_run) return;
   printf("\nbest mapping per topology\n%-28s %6s %6s  %-44s %10s %12s %6s %8s\n",
@@ -393,7 +742,7 @@ static void print_text(const sweep_state *s) {
     uint32_t lo, hi;
     topo_range(s, i, &lo, &hi);
     printf("%-28s %6u %6u  ", s->names[i], s->set[i].gpus, s->set[i].n);
-    if (hi == lo || s->rows[lo].status) {
+    if (hi == lo || s->rows[lo].status || s->rows[lo].bounded) {
       printf("%s\n", hi == lo ? "no valid mapping" : "every mapping failed");
       continue;
     }
@@ -476,15 +825,21 @@ static int report(sweep_state *s, double wall) {
     ts_sweep_rank(s->rows + lo, hi - lo, o->sort);
   }
   int rc = o->json ? cli_sweep_json(s->rows, s->set, s->names, o->ntopo,
-                                    ts_workload_name(s->w[0]), o->dry_run, stdout)
+                                    ts_workload_name(s->w[0]), o->dry_run,
+                                    o->exhaustive, stdout)
                    : (print_text(s), ferror(stdout) ? EX_IOERR : 0);
   if (!rc) rc = write_files(s);
   if (!o->quiet)
     fprintf(stderr, "topsim sweep: %u mappings simulated in %.1f s wall time "
-            "(%s)\n", o->dry_run ? 0 : s->njobs, wall,
+            "(%s)\n", o->dry_run ? 0 : s->nsim, wall,
             cli_jobs_world() > 1 ? "MPI" : "local");
-  uint32_t ok, failed;
-  count_ok(s->rows, s->njobs, &ok, &failed);
+  uint32_t ok, failed, bounded, memo;
+  count_ok(s->rows, s->njobs, &ok, &failed, &bounded, &memo);
+  if (!o->quiet && !o->dry_run)
+    fprintf(stderr, "topsim sweep: quick bounds of %u mappings in %.1f s; "
+            "%u rounds: %u program replays, %u simulated, %u copied, %u "
+            "bounded in %.1f s\n", s->njobs, s->t_quick, s->nrounds,
+            s->nreplay, s->nsim, s->nmemo, s->nbounded, s->t_rounds);
   if (!rc && !o->dry_run && !ok) {
     fprintf(stderr, "topsim sweep: every mapping failed; first: %s\n", s->rows[0].error);
     rc = EX_DATAERR;
@@ -514,8 +869,7 @@ int cli_sweep(int argc, char **argv) {
   if (!rc) rc = enumerate(&s);
   int role = CLI_JOBS_ROOT;
   if (!rc && !o.dry_run) {
-    role = cli_jobs_run(s.njobs, sizeof *s.rows, run_task, fail_task, &s,
-                        &o.jobs, s.rows);
+    role = sweep_jobs(&s);
     if (role < 0) {
       fprintf(stderr, "topsim sweep: cannot start worker processes\n");
       rc = EX_OSERR;

@@ -11,6 +11,7 @@
  * Returns 0, EX_IOERR or EX_OSERR. */
 int cli_sweep_json(const ts_sweep_row *rows, const ts_sweep_set *sets,
                    const char *const *names, uint32_t ntopo,
-                   const char *workload, int dry_run, FILE *f);
+                   const char *workload, int dry_run, int exhaustive,
+                   FILE *f);
 
 #endif

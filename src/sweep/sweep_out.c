@@ -28,6 +28,10 @@ int ts_sweep_write_table(const ts_sweep_row *rows, uint32_t n, uint32_t top,
       fprintf(f, "failed: %s\n", r->error);
       continue;
     }
+    if (r->bounded) {
+      fprintf(f, "bounded: step >= %.4f s\n", r->bound_s);
+      continue;
+    }
     fprintf(f, "%10.4f %12.0f %5.1f%% %8.1f %8.4f %8.4f %8.4f %8.4f %8.4f\n",
             r->step_s, r->tokens_s, 100 * r->mfu, m->mem_bytes / GIB,
             r->exposed_s[TS_DIM_TP], r->exposed_s[TS_DIM_PP],
@@ -50,20 +54,21 @@ int ts_sweep_write_csv(const ts_sweep_row *rows, uint32_t n,
   fprintf(f, "topology,rank,tp,cp,pp,virtual_stages,dp,ep,micro_batch,"
              "schedule,recompute,zero_stage,order,status,step_s,tokens_per_s,"
              "mfu,memory_per_gpu_bytes,compute_s,exposed_tp_s,exposed_cp_s,"
-             "exposed_ep_s,exposed_pp_s,exposed_dp_s,bubble_s,error\n");
+             "exposed_ep_s,exposed_pp_s,exposed_dp_s,bubble_s,step_lower_bound_s,error\n");
   for (uint32_t i = 0; i < n; i++) {
     const ts_sweep_row *r = &rows[i];
     const ts_sweep_map *m = &r->map;
     csv_text(topo_names[m->topo], f);
     fprintf(f, ",%u,%u,%u,%u,%u,%u,%u,%u,%s,%s,%u,%s,%s,%.9g,%.9g,%.6g,%llu,"
-               "%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,", i + 1, m->tp, m->cp,
+               "%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,", i + 1, m->tp, m->cp,
             m->pp, m->vp, m->dp, m->ep, m->mb, ts_schedule_name(m->schedule),
             ts_recompute_name(m->recompute), m->zero, m->order,
-            r->status ? "failed" : "ok", r->step_s, r->tokens_s, r->mfu,
+            r->bounded ? "bounded" : r->status ? "failed" : "ok", r->step_s,
+            r->tokens_s, r->mfu,
             (unsigned long long)m->mem_bytes, r->compute_s,
             r->exposed_s[TS_DIM_TP], r->exposed_s[TS_DIM_CP],
             r->exposed_s[TS_DIM_EP], r->exposed_s[TS_DIM_PP],
-            r->exposed_s[TS_DIM_DP], r->bubble_s);
+            r->exposed_s[TS_DIM_DP], r->bubble_s, r->bound_s);
     csv_text(r->error, f);
     fputc('\n', f);
   }
@@ -138,7 +143,7 @@ int ts_sweep_write_svg(const ts_sweep_row *rows, uint32_t n, const char *title,
   ts_sweep_pareto(rows, n, front);
   double xmax = 0, ymax = 0;
   for (uint32_t i = 0; i < n; i++)
-    if (!rows[i].status) {
+    if (!rows[i].status && !rows[i].bounded) {
       if (rows[i].map.mem_bytes / GIB > xmax) xmax = rows[i].map.mem_bytes / GIB;
       if (rows[i].tokens_s > ymax) ymax = rows[i].tokens_s;
     }
@@ -151,7 +156,7 @@ int ts_sweep_write_svg(const ts_sweep_row *rows, uint32_t n, const char *title,
   char lab[160];
   fputs("<g class=\"points\" fill=\"#4a78b5\" fill-opacity=\"0.6\">\n", f);
   for (uint32_t i = 0; i < n; i++) {
-    if (rows[i].status) continue;
+    if (rows[i].status || rows[i].bounded) continue;
     nok++;
     double x = ML + (W - ML - MR) * (rows[i].map.mem_bytes / GIB) / xmax;
     double y = H - MB - (H - MT - MB) * rows[i].tokens_s / ymax;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sweep/sweep_int.h"
+#include "topsim/ts_step_prog.h"
 
 void ts_sweep_simulate(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
                        uint32_t gpus, const ts_step_opts *o, ts_sweep_row *row) {
@@ -40,10 +41,15 @@ void ts_sweep_simulate(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
 
 static ts_sweep_sort sort_by;
 
+/* simulated 0, failed 1, bounded 2 */
+static int row_class(const ts_sweep_row *r) { return r->bounded ? 2 : r->status ? 1 : 0; }
+
 static int cmp_rows(const void *pa, const void *pb) {
   const ts_sweep_row *a = pa, *b = pb;
-  if ((a->status != 0) != (b->status != 0)) return a->status ? 1 : -1;
-  if (!a->status) {
+  int ca = row_class(a), cb = row_class(b);
+  if (ca != cb) return ca < cb ? -1 : 1;
+  if (ca == 2 && a->bound_s != b->bound_s) return a->bound_s < b->bound_s ? -1 : 1;
+  if (!ca) {
     double x = 0, y = 0;
     switch (sort_by) {
     case TS_SORT_TOKENS: x = b->tokens_s, y = a->tokens_s; break;
@@ -63,9 +69,9 @@ void ts_sweep_rank(ts_sweep_row *rows, uint32_t n, ts_sweep_sort by) {
 
 void ts_sweep_pareto(const ts_sweep_row *rows, uint32_t n, uint8_t *front) {
   for (uint32_t i = 0; i < n; i++) {
-    front[i] = rows[i].status == 0;
+    front[i] = rows[i].status == 0 && !rows[i].bounded;
     for (uint32_t j = 0; front[i] && j < n; j++) {
-      if (j == i || rows[j].status) continue;
+      if (j == i || rows[j].status || rows[j].bounded) continue;
       const ts_sweep_row *a = &rows[j], *b = &rows[i];
       int ge = a->tokens_s >= b->tokens_s && a->map.mem_bytes <= b->map.mem_bytes;
       int gt = a->tokens_s > b->tokens_s || a->map.mem_bytes < b->map.mem_bytes;
@@ -73,4 +79,131 @@ void ts_sweep_pareto(const ts_sweep_row *rows, uint32_t n, uint8_t *front) {
       if (ge && (gt || j < i)) front[i] = 0;
     }
   }
+}
+
+/* ---- lower bounds ------------------------------------------------------- */
+
+double ts_sweep_ingress(const ts_topo *t, uint32_t gpus) {
+  const uint32_t *ids;
+  uint32_t ng = ts_topo_gpus(t, &ids);
+  double worst = 0;
+  for (uint32_t i = 0; i < ng && i < gpus; i++) {
+    /* every direction entering the GPU at its link's bandwidth, and the
+     * NVSwitch links once more: the network model gives one of them the
+     * sum of the bundle (net.c, bundle_nvswitch), so this is never less
+     * than what the network lets in */
+    double sum = 0;
+    const uint32_t *adj = ts_topo_adj(t, ids[i]);
+    for (uint32_t k = 0; k < ts_topo_degree(t, ids[i]); k++) {
+      const ts_link *l = ts_topo_link(t, adj[k] >> 1);
+      sum += l->bandwidth;
+      if (l->kind == TS_LINK_NVLINK &&
+          ts_topo_node(t, ts_topo_dir_head(t, adj[k]))->kind == TS_NODE_NVSWITCH)
+        sum += l->bandwidth;
+    }
+    if (sum > worst) worst = sum;
+  }
+  return worst;
+}
+
+/* Two 64-bit FNV-1a streams (different offsets, and the second over the
+ * bytes in reverse word order) over what decides a simulation: a collision
+ * of both for two different mappings of one sweep is not a practical
+ * concern (about 2^-100 for 50,000 mappings). */
+typedef struct hash2 {
+  uint64_t a, b;
+} hash2;
+
+static void h_u64(hash2 *h, uint64_t v) {
+  for (int i = 0; i < 8; i++) {
+    h->a = (h->a ^ ((v >> (8 * i)) & 0xff)) * 0x100000001b3ull;
+    h->b = (h->b ^ ((v >> (56 - 8 * i)) & 0xff)) * 0x100000001b3ull;
+  }
+}
+
+static void h_prog(hash2 *h, const ts_step_prog *p) {
+  h_u64(h, p->n);
+  for (int g = 0; g < TS_GROUP_COUNT; g++) h_u64(h, p->nords[g]);
+  for (uint32_t i = 0; i < p->n; i++) {
+    const ts_step_ins *in = &p->ins[i];
+    h_u64(h, (uint64_t)in->op | (uint64_t)in->group << 8 |
+                 (uint64_t)in->kind << 16 | (uint64_t)in->flags << 24 |
+                 (uint64_t)in->chunk << 32 | (uint64_t)in->peer << 48);
+    h_u64(h, (uint64_t)(uint32_t)in->layer | (uint64_t)(uint32_t)in->micro << 32);
+    h_u64(h, in->ord);
+    h_u64(h, in->val);
+    h_u64(h, in->sent);
+    h_u64(h, in->cross);
+  }
+}
+
+static uint64_t dbits(double x) {
+  uint64_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+}
+
+/* The programs, the facts a run reports and the rank layout: two mappings
+ * with equal keys give the same simulated row (bar the mapping's own keys
+ * and its memory, which the row takes from the mapping). */
+static void sim_key(const ts_step_progs *P, const ts_sweep_map *m, uint64_t key[2]) {
+  hash2 h = {0xcbf29ce484222325ull, 0x84222325cbf29ce4ull};
+  h_u64(&h, (uint64_t)m->tp | (uint64_t)m->cp << 16 | (uint64_t)m->pp << 32 |
+                (uint64_t)m->ep << 48);
+  h_u64(&h, (uint64_t)m->dp | (uint64_t)m->topo << 32);
+  for (size_t i = 0; i < sizeof m->order && m->order[i]; i++) h_u64(&h, (uint8_t)m->order[i]);
+  h_u64(&h, P->nprogs), h_u64(&h, P->chunks), h_u64(&h, P->microbatches);
+  h_u64(&h, dbits(P->tokens_per_step)), h_u64(&h, dbits(P->model_flops));
+  h_u64(&h, dbits(P->hw_flops)), h_u64(&h, dbits(P->peak_flops));
+  for (uint32_t i = 0; i < P->ep; i++) h_u64(&h, dbits(P->ep_share[i]));
+  for (uint32_t i = 0; i < P->nprogs; i++) h_prog(&h, &P->prog[i]);
+  key[0] = h.a, key[1] = h.b;
+}
+
+int ts_sweep_bound(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
+                   uint32_t gpus, double ingress_bps, ts_time_ps *out,
+                   uint64_t key[2], ts_diag *d) {
+  ts_mapping *map = NULL;
+  ts_step_progs P;
+  memset(&P, 0, sizeof P);
+  *out = 0;
+  int rc = ts_sweep_apply(w, m, gpus, d);
+  if (!rc) rc = ts_work_map(w, t, &map, d);
+  if (!rc) rc = ts_step_compile(w, t, map, &P, d);
+  if (!rc) {
+    ts_step_bound_params bp;
+    memset(&bp, 0, sizeof bp);
+    for (int g = 0; g < TS_GROUP_COUNT; g++)
+      bp.group_size[g] = ts_mapping_group_size(map, (ts_group)g);
+    bp.ingress_bps = ingress_bps;
+    rc = ts_step_bound(&P, &bp, out);
+    sim_key(&P, m, key);
+  }
+  ts_step_progs_free(&P);
+  ts_mapping_free(map);
+  return rc;
+}
+
+/* The GPU model every rank of the first gpus GPUs has, or NULL when they
+ * differ (the quick bound then stays out of it). */
+static const ts_gpu_model *one_model(const ts_topo *t, uint32_t gpus) {
+  const uint32_t *ids;
+  uint32_t ng = ts_topo_gpus(t, &ids);
+  if (!ng) return NULL;
+  uint32_t model = ts_topo_node(t, ids[0])->model;
+  for (uint32_t i = 1; i < ng && i < gpus; i++)
+    if (ts_topo_node(t, ids[i])->model != model) return NULL;
+  return ts_topo_gpu_model(t, model);
+}
+
+int ts_sweep_bound_quick(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
+                         uint32_t gpus, ts_time_ps *out, ts_diag *d) {
+  *out = 0;
+  const ts_gpu_model *g = one_model(t, gpus);
+  if (!g) return 0;
+  int rc = ts_sweep_apply(w, m, gpus, d);
+  if (!rc && ts_work_validate(w, d)) return 0; /* the replay will say why */
+  if (!rc) rc = ts_work_step_bound_quick(w, g, out);
+  if (rc) *out = 0;
+  return 0;
 }

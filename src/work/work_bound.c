@@ -1,0 +1,198 @@
+/* work_bound.c - a provable lower bound on the step time of compiled
+ * programs (ts_step_bound, ts_step_prog.h), for `topsim sweep`, which
+ * simulates mappings in increasing-bound order and stops once no bound can
+ * reach its top rows.
+ *
+ * The bound replays the programs of one (stage, EP index) each, not the
+ * ranks, in the max-plus algebra the step runner follows:
+ *   COMP  t += val                          (the runner: val x straggler
+ *                                            factor >= val, ts_faults.h)
+ *   COLL  start = max(t, stream free)       (the runner: the instance starts
+ *         end = start + lb(instance)         at the LAST member's arrival,
+ *         stream free = end                  after the previous instance of
+ *                                            the stream completed)
+ *   WAIT  t = max(t, end of that instance)
+ *   SEND  the receiver's slot is ready at t (the runner: at t + transfer)
+ *   RECV  t = max(t, slot ready)
+ * and the step is the latest program end (the runner: the latest rank
+ * finish). Proof sketch that bound <= simulated step: by induction over
+ * each program's instructions in order, every time above is <= the time at
+ * which ANY rank running that program reaches the same instruction in the
+ * simulation, because each rule takes a max of lower bounds (a rank's own
+ * arrival <= the last member's; a sender's send time <= the delivery) and
+ * adds a duration no larger than the simulated one: COMP exactly val (f >=
+ * 1), COLL lb() below, SEND 0. Folding, the fast path and the solver
+ * shortcuts of exec are exact (docs/model.md), so they change nothing.
+ * Nothing in the runner reorders a stream by timing: each stream runs its
+ * instructions and instances in program order, whatever the contention.
+ *
+ * lb(instance) of a collective with p > 1 members is bytes / ingress, where
+ * ingress >= the sum of the capacities of every link direction entering
+ * any GPU (a flow never runs faster than a direction's capacity, degraded
+ * or failed links only lower it, and the instance starts no transfer before
+ * its last member arrived) and bytes is what one member must receive
+ * whatever the algorithm: all-reduce of S: S (every element of its result
+ * depends on the other members' inputs, so at least one value per element
+ * arrives, reduced in a peer or in a switch); all-gather of the gathered
+ * tensor S: S (p-1)/p; reduce-scatter: S/p; all-to-all and sends: 0.
+ *
+ * Cost: O(programs x program length) per call, plus O(passes x programs)
+ * for RECVs met before their SEND was replayed. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "topsim/ts_coll_op.h"
+#include "work/work_step.h"
+
+typedef struct bound_prog {
+  uint32_t pc;
+  ts_time_ps t;
+  ts_time_ps free_at[TS_GROUP_COUNT];
+  ts_time_ps *end[TS_GROUP_COUNT]; /* [ordinal]: instance end */
+} bound_prog;
+
+static ts_time_ps coll_lb(const ts_step_ins *in, const ts_step_bound_params *bp) {
+  uint32_t p = bp->group_size[in->group];
+  if (p <= 1 || bp->ingress_bps <= 0) return 0;
+  double bytes = 0, s = (double)in->val;
+  switch (in->kind) {
+  case TS_COLL_ALL_REDUCE: bytes = s; break;
+  case TS_COLL_ALL_GATHER: bytes = s * (p - 1) / p; break;
+  case TS_COLL_REDUCE_SCATTER: bytes = s / p; break;
+  default: return 0;
+  }
+  /* floor: a rounded-down time stays a lower bound */
+  return (ts_time_ps)(bytes / bp->ingress_bps * 1e12);
+}
+
+/* Runs program i until it ends or meets a RECV whose message is not
+ * there yet. Returns the instructions executed. */
+static uint32_t advance(const ts_step_progs *P, uint32_t i, bound_prog *B,
+                        ts_time_ps *ready, uint8_t *sent, uint32_t slots,
+                        const ts_step_bound_params *bp) {
+  const ts_step_prog *pr = &P->prog[i];
+  bound_prog *b = &B[i];
+  uint32_t pc0 = b->pc;
+  while (b->pc < pr->n) {
+    const ts_step_ins *in = &pr->ins[b->pc];
+    switch (in->op) {
+    case TS_SI_COMP: b->t += in->val; break;
+    case TS_SI_COLL: {
+      ts_time_ps s = b->t > b->free_at[in->group] ? b->t : b->free_at[in->group];
+      b->free_at[in->group] = s + coll_lb(in, bp);
+      b->end[in->group][in->ord] = b->free_at[in->group];
+      break;
+    }
+    case TS_SI_WAIT: {
+      ts_time_ps e = b->end[in->group][in->ord];
+      if (e > b->t) b->t = e;
+      break;
+    }
+    case TS_SI_SEND: {
+      size_t k = ((size_t)in->peer * P->ep + i % P->ep) * slots + in->ord;
+      ready[k] = b->t;
+      sent[k] = 1;
+      break;
+    }
+    case TS_SI_RECV: {
+      size_t k = (size_t)i * slots + in->ord;
+      if (!sent[k]) return b->pc - pc0;
+      if (ready[k] > b->t) b->t = ready[k];
+      break;
+    }
+    }
+    b->pc++;
+  }
+  return b->pc - pc0;
+}
+
+int ts_step_bound(const ts_step_progs *P, const ts_step_bound_params *bp,
+                  ts_time_ps *out) {
+  uint32_t n = P->nprogs, slots = 2 * (P->chunks ? P->chunks : 1) * P->microbatches;
+  bound_prog *B = calloc(n ? n : 1, sizeof *B);
+  ts_time_ps *ready = calloc((size_t)n * slots + 1, sizeof *ready);
+  uint8_t *sent = calloc((size_t)n * slots + 1, 1);
+  int rc = B && ready && sent ? 0 : TS_ENOMEM;
+  for (uint32_t i = 0; !rc && i < n; i++)
+    for (int g = 0; !rc && g < TS_GROUP_COUNT; g++)
+      if (!(B[i].end[g] = calloc(P->prog[i].nords[g] + 1, sizeof(ts_time_ps))))
+        rc = TS_ENOMEM;
+  uint32_t left = n;
+  while (!rc && left) {
+    uint64_t moved = 0;
+    left = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      moved += advance(P, i, B, ready, sent, slots, bp);
+      left += B[i].pc < P->prog[i].n;
+    }
+    if (left && !moved) rc = TS_EINTERNAL; /* a RECV no program sends to */
+  }
+  ts_time_ps worst = 0;
+  for (uint32_t i = 0; !rc && i < n; i++)
+    if (B[i].t > worst) worst = B[i].t;
+  for (uint32_t i = 0; B && i < n; i++)
+    for (int g = 0; g < TS_GROUP_COUNT; g++) free(B[i].end[g]);
+  free(B);
+  free(ready);
+  free(sent);
+  *out = rc ? 0 : worst;
+  return rc;
+}
+
+/* ---- the closed form ---------------------------------------------------
+ *
+ * ts_work_step_bound_quick needs no mapping and no programs, only the ops
+ * of one micro-batch per stage (ts_work_ops): per stage s, F_s and B_s
+ * (forward; backward with recompute) summed over its chunks, F0_s and B0_s
+ * those of its chunk 0 (layers of work_stage_layers(s, 0), layer ops only),
+ * and O_s its once-per-step ops. With m micro-batches, the programs of
+ * work_step_prog.c give, for gpipe, 1f1b and interleaved (m divisible by
+ * pp) on a dense model:
+ *   - stage s's first compute follows its first receive, which is stage
+ *     s-1's first unit's send, F(chunk 0, micro-batch 0), its first unit:
+ *     start_s >= sum_{j<s} F0_j;
+ *   - stage s runs m (F_s + B_s) of unit compute after start_s, then O_s;
+ *   - its last unit is B(chunk 0, micro-batch m-1) (interleaved: backward
+ *     unit m v - 1 has chunk v-1 - ((m v - 1)/pp mod v) = 0 when pp | m),
+ *     whose send is the receive of stage s-1's last unit, the same one:
+ *     stage 0 ends after sum_{j<s} B0_j more, then O_0.
+ * So step >= max_s start_s + m (F_s + B_s) + max(O_s, sum_{j<s} B0_j + O_0),
+ * every term a sum of compute segments of the replay above (which is
+ * itself <= the simulated step). Anything else (DualPipe, MoE, where EP
+ * ranks run other ops) gets 0: the program replay decides. */
+int ts_work_step_bound_quick(const ts_workload *w, const ts_gpu_model *gpu,
+                             ts_time_ps *out) {
+  work_cfg c;
+  work_derive(w, &c);
+  *out = 0;
+  if (c.schedule == WORK_DUALPIPE || c.experts || c.ep > 1) return 0;
+  uint32_t m = work_microbatches(&c);
+  if (c.schedule == WORK_INTERLEAVED && (!c.pp || m % c.pp)) return 0;
+  ts_time_ps start = 0, chain_b = 0, o0 = 0, best = 0;
+  for (uint32_t s = 0; s < c.pp; s++) {
+    ts_op *ops = NULL;
+    size_t n = 0;
+    int rc = ts_work_ops(w, gpu, s, 0, &ops, &n);
+    if (rc) return rc;
+    uint32_t first, count;
+    work_stage_layers(&c, s, 0, &first, &count);
+    ts_time_ps f = 0, b = 0, f0 = 0, b0 = 0, o = 0;
+    for (size_t i = 0; i < n; i++) {
+      const ts_op *op = &ops[i];
+      bool in0 = op->layer >= 0 && (uint32_t)op->layer >= first &&
+                 (uint32_t)op->layer < first + count;
+      if (op->phase == TS_PHASE_STEP) o += op->time;
+      else if (op->phase == TS_PHASE_FWD) f += op->time, f0 += in0 ? op->time : 0;
+      else b += op->time, b0 += in0 ? op->time : 0;
+    }
+    free(ops);
+    if (!s) o0 = o;
+    ts_time_ps tail = s ? chain_b + o0 : o;
+    ts_time_ps t = start + (ts_time_ps)m * (f + b) + (tail > o ? tail : o);
+    if (t > best) best = t;
+    start += f0;
+    chain_b += b0;
+  }
+  *out = best;
+  return 0;
+}
