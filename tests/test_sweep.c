@@ -196,7 +196,9 @@ static void test_cli_svg(void **state) {
 /* ts_sweep_bound on every mapping of tiny-dense (global batch 8) over
  * 16 GPUs varying tp, pp, virtual stages, schedule and ZeRO stage:
  *  - the closed form (ts_sweep_bound_quick) is positive and below the
- *    program replay with free collectives;
+ *    program replay with free collectives; with the fabric's ingress it
+ *    stays below the replay with that ingress and the simulated steps,
+ *    and its blocking-TP term is > 0 on every tp > 1 mapping;
  *  - with ingress 0 (collectives free) the bound replays the schedule
  *    exactly as --free-comm runs it, for dense programs where every
  *    member of a group runs the same program: equal to the ps;
@@ -240,7 +242,7 @@ static void test_bound_below_step(void **state) {
     assert_int_equal(ts_faults_add(&f[k], kind, what[k][1], "--x", &d), 0);
     assert_int_equal(ts_faults_resolve(&f[k], t, &d), 0);
   }
-  uint32_t above_free = 0;
+  uint32_t above_free = 0, quick_tp = 0;
   for (uint32_t i = 0; i < z.n; i++) {
     ts_time_ps b0, b;
     uint64_t key[2];
@@ -249,11 +251,20 @@ static void test_bound_below_step(void **state) {
     assert_true(b >= b0 && b0 > 0);
     /* the closed form (fill and drain along chunk 0) is below the replay
      * of the same compute and positive for every schedule here */
-    ts_time_ps q;
-    assert_int_equal(ts_sweep_bound_quick(w, t, &z.maps[i], 16, &q, &d), 0);
+    ts_time_ps q, qc;
+    assert_int_equal(ts_sweep_bound_quick(w, t, &z.maps[i], 16, 0, &q, &d), 0);
     if (!(q > 0 && q <= b0))
       fail_msg("mapping %u: quick bound %llu ps, replay %llu ps", i,
                (unsigned long long)q, (unsigned long long)b0);
+    /* with the fabric's ingress the blocking TP collectives join it: still
+     * below the replay with the same ingress, and above compute alone
+     * exactly when tp > 1 */
+    assert_int_equal(ts_sweep_bound_quick(w, t, &z.maps[i], 16, ingress, &qc, &d), 0);
+    if (!(qc <= b && (z.maps[i].tp > 1 ? qc > q : qc == q)))
+      fail_msg("mapping %u (tp %u): quick %llu ps, with TP %llu ps, replay %llu ps",
+               i, z.maps[i].tp, (unsigned long long)q, (unsigned long long)qc,
+               (unsigned long long)b);
+    quick_tp += z.maps[i].tp > 1 && qc > q;
     ts_step_opts o;
     ts_step_opts_default(&o);
     o.free_comm = 1;
@@ -268,7 +279,7 @@ static void test_bound_below_step(void **state) {
       o.faults = what[k][0] ? &f[k] : NULL;
       ts_sweep_simulate(w, t, &z.maps[i], 16, &o, &r);
       assert_int_equal(r.status, 0);
-      if (!((double)b / 1e12 <= r.step_s))
+      if (!((double)b / 1e12 <= r.step_s && (double)qc / 1e12 <= r.step_s))
         fail_msg("mapping %u (%s): bound %.9f s > step %.9f s", i,
                  what[k][0] ? what[k][0] : "plain", (double)b / 1e12, r.step_s);
     }
@@ -278,6 +289,8 @@ static void test_bound_below_step(void **state) {
   uint32_t tp_gt1 = 0;
   for (uint32_t i = 0; i < z.n; i++) tp_gt1 += z.maps[i].tp > 1;
   assert_int_equal(above_free, tp_gt1);
+  assert_int_equal(quick_tp, tp_gt1);
+  assert_true(tp_gt1 > 0);
   for (int k = 0; k < 4; k++) ts_faults_free(&f[k]);
   ts_sweep_set_free(&z);
   ts_topo_free(t);

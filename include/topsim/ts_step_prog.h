@@ -108,10 +108,12 @@ int ts_step_bound(const ts_step_progs *p, const ts_step_bound_params *bp,
 
 /* A weaker lower bound than ts_step_bound with neither mapping nor
  * programs, from the ops of one micro-batch per stage on GPU model gpu:
- * per-stage compute x micro-batches, the schedule's fill and drain along
- * chunk 0, the optimizer. 0 with *out set (0 when the schedule or model is
- * not covered: DualPipe, MoE), or the error of ts_work_ops. */
+ * per-stage compute (plus blocking TP collectives at ingress_bps, as
+ * ts_step_bound_params; 0: none) x micro-batches, the schedule's fill and
+ * drain along chunk 0, the optimizer. 0 with *out set (0 when the schedule
+ * or model is not covered: DualPipe, MoE), TS_ENOMEM, or the error of
+ * ts_work_ops. */
 int ts_work_step_bound_quick(const ts_workload *w, const ts_gpu_model *gpu,
-                             ts_time_ps *out);
+                             double ingress_bps, ts_time_ps *out);
 
 #endif

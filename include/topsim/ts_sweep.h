@@ -152,11 +152,13 @@ int ts_sweep_bound(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
                    uint64_t key[2], ts_diag *d);
 
 /* A cheaper, weaker lower bound than ts_sweep_bound from per-stage
- * compute alone (ts_work_step_bound_quick), 0 where it does not apply
+ * compute and blocking TP collectives at ingress_bps (as ts_sweep_bound;
+ * 0: compute alone) (ts_work_step_bound_quick), 0 where it does not apply
  * (mixed GPU models, DualPipe, MoE, a mapping that does not validate).
  * Returns 0; *out is the bound. */
 int ts_sweep_bound_quick(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
-                         uint32_t gpus, ts_time_ps *out, ts_diag *d);
+                         uint32_t gpus, double ingress_bps, ts_time_ps *out,
+                         ts_diag *d);
 
 /* Sorts rows: simulated first, best first by `by`, ties by index. */
 void ts_sweep_rank(ts_sweep_row *rows, uint32_t n, ts_sweep_sort by);

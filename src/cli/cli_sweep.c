@@ -349,7 +349,7 @@ static void run_task(uint32_t task, void *ctx, void *out) {
     ts_time_ps b = 0;
     if (phase == 0)
       ts_sweep_bound_quick(s->w[m->topo], s->t[m->topo], m,
-                           s->set[m->topo].gpus, &b, &d);
+                           s->set[m->topo].gpus, s->ingress[m->topo], &b, &d);
     else
       row->status = ts_sweep_bound(s->w[m->topo], s->t[m->topo], m,
                                    s->set[m->topo].gpus, s->ingress[m->topo],

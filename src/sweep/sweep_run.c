@@ -197,13 +197,14 @@ static const ts_gpu_model *one_model(const ts_topo *t, uint32_t gpus) {
 }
 
 int ts_sweep_bound_quick(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
-                         uint32_t gpus, ts_time_ps *out, ts_diag *d) {
+                         uint32_t gpus, double ingress_bps, ts_time_ps *out,
+                         ts_diag *d) {
   *out = 0;
   const ts_gpu_model *g = one_model(t, gpus);
   if (!g) return 0;
   int rc = ts_sweep_apply(w, m, gpus, d);
   if (!rc && ts_work_validate(w, d)) return 0; /* the replay will say why */
-  if (!rc) rc = ts_work_step_bound_quick(w, g, out);
+  if (!rc) rc = ts_work_step_bound_quick(w, g, ingress_bps, out);
   if (rc) *out = 0;
   return 0;
 }

@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topsim/ts_checked.h"
 #include "topsim/ts_coll_op.h"
 #include "work/work_step.h"
 
@@ -51,18 +52,23 @@ typedef struct bound_prog {
   ts_time_ps *end[TS_GROUP_COUNT]; /* [ordinal]: instance end */
 } bound_prog;
 
-static ts_time_ps coll_lb(const ts_step_ins *in, const ts_step_bound_params *bp) {
-  uint32_t p = bp->group_size[in->group];
-  if (p <= 1 || bp->ingress_bps <= 0) return 0;
-  double bytes = 0, s = (double)in->val;
-  switch (in->kind) {
+/* lb() of one instance of collective kind over p members of tensor size
+ * val bytes (the rules above). */
+static ts_time_ps kind_lb(uint8_t kind, uint64_t val, uint32_t p, double ingress) {
+  if (p <= 1 || ingress <= 0) return 0;
+  double bytes = 0, s = (double)val;
+  switch (kind) {
   case TS_COLL_ALL_REDUCE: bytes = s; break;
   case TS_COLL_ALL_GATHER: bytes = s * (p - 1) / p; break;
   case TS_COLL_REDUCE_SCATTER: bytes = s / p; break;
   default: return 0;
   }
   /* floor: a rounded-down time stays a lower bound */
-  return (ts_time_ps)(bytes / bp->ingress_bps * 1e12);
+  return (ts_time_ps)(bytes / ingress * 1e12);
+}
+
+static ts_time_ps coll_lb(const ts_step_ins *in, const ts_step_bound_params *bp) {
+  return kind_lb(in->kind, in->val, bp->group_size[in->group], bp->ingress_bps);
 }
 
 /* Runs program i until it ends or meets a RECV whose message is not
@@ -159,33 +165,93 @@ int ts_step_bound(const ts_step_progs *P, const ts_step_bound_params *bp,
  * So step >= max_s start_s + m (F_s + B_s) + max(O_s, sum_{j<s} B0_j + O_0),
  * every term a sum of compute segments of the replay above (which is
  * itself <= the simulated step). Anything else (DualPipe, MoE, where EP
- * ranks run other ops) gets 0: the program replay decides. */
+ * ranks run other ops) gets 0: the program replay decides.
+ *
+ * Blocking TP collectives (tp > 1, tp_comm_overlap off) join F_s, B_s,
+ * F0_s and B0_s: work_step_prog.c's emit_block ends every non-empty block
+ * (attention, MLP) of a layer's forward, backward and, with full
+ * recompute, recompute pass with an all-reduce of S = s/cp b h 2 bytes
+ * (sequence parallel: starts it with an all-gather of S and ends it with a
+ * reduce-scatter of S), issued and waited for at once (coll(): COLL then
+ * WAIT, nothing between them), on the compute stream of the same unit as
+ * the layer's ops. In the replay a COLL + WAIT pair moves t to at least
+ * t + lb(instance), so each adds tp_blk = lb(AR of S), or lb(AG of S) +
+ * lb(RS of S), to the unit's time exactly like a compute segment, and the
+ * chains above (first forward unit, last backward unit, a stage's m units)
+ * keep holding with the sums extended. lb is kind_lb with the replay's
+ * ingress and flooring, so this form stays <= ts_step_bound. With
+ * ingress_bps 0 the term is 0 (compute alone). */
+static int tp_block_lb(const work_cfg *c, double ingress, ts_time_ps *out) {
+  uint64_t S;
+  *out = 0;
+  if (c->tp <= 1 || c->tp_comm_overlap || ingress <= 0) return 0;
+  /* work_comm.c's tp_layer size, saturating the same way */
+  if (ts_mul_u64((uint64_t)c->seq_len / c->cp, c->micro_batch, &S) ||
+      ts_mul_u64(S, c->hidden, &S) || ts_mul_u64(S, 2, &S))
+    S = UINT64_MAX;
+  *out = c->sequence_parallel
+             ? kind_lb(TS_COLL_ALL_GATHER, S, c->tp, ingress) +
+                   kind_lb(TS_COLL_REDUCE_SCATTER, S, c->tp, ingress)
+             : kind_lb(TS_COLL_ALL_REDUCE, S, c->tp, ingress);
+  return 0;
+}
+
+/* Per stage the forward (fb[0]) and backward + recompute (fb[1]) time of
+ * one micro-batch, all chunks (sum) and chunk 0 (sum0), plus tp_blk per
+ * non-empty TP-carrying block; seen: scratch of c->layers bytes. */
+static void stage_sums(const work_cfg *c, const ts_op *ops, size_t n,
+                       uint32_t stage, ts_time_ps tp_blk, uint8_t *seen,
+                       ts_time_ps sum[2], ts_time_ps sum0[2], ts_time_ps *o) {
+  uint32_t first, count;
+  work_stage_layers(c, stage, 0, &first, &count);
+  memset(seen, 0, c->layers);
+  for (size_t i = 0; i < n; i++) {
+    const ts_op *op = &ops[i];
+    bool in0 = op->layer >= 0 && (uint32_t)op->layer >= first &&
+               (uint32_t)op->layer < first + count;
+    if (op->phase == TS_PHASE_STEP) {
+      *o += op->time;
+      continue;
+    }
+    int k = op->phase != TS_PHASE_FWD;
+    ts_time_ps add = op->time;
+    /* one bit per (phase, block) of the layer: the first op of a block
+     * brings the block's TP collectives */
+    bool tp_pass = op->phase != TS_PHASE_RECOMPUTE || c->recompute == WORK_RC_FULL;
+    if (tp_blk && tp_pass && op->layer >= 0 && (uint32_t)op->layer < c->layers) {
+      uint8_t bit = (uint8_t)(1u << (op->phase * 2 + !step_op_is_attn(op->kind)));
+      if (!(seen[op->layer] & bit)) add += tp_blk;
+      seen[op->layer] |= bit;
+    }
+    sum[k] += add;
+    if (in0) sum0[k] += add;
+  }
+}
+
 int ts_work_step_bound_quick(const ts_workload *w, const ts_gpu_model *gpu,
-                             ts_time_ps *out) {
+                             double ingress_bps, ts_time_ps *out) {
   work_cfg c;
   work_derive(w, &c);
   *out = 0;
   if (c.schedule == WORK_DUALPIPE || c.experts || c.ep > 1) return 0;
   uint32_t m = work_microbatches(&c);
   if (c.schedule == WORK_INTERLEAVED && (!c.pp || m % c.pp)) return 0;
-  ts_time_ps start = 0, chain_b = 0, o0 = 0, best = 0;
+  ts_time_ps start = 0, chain_b = 0, o0 = 0, best = 0, tp_blk;
+  tp_block_lb(&c, ingress_bps, &tp_blk);
+  uint8_t *seen = malloc(c.layers + 1);
+  if (!seen) return TS_ENOMEM;
   for (uint32_t s = 0; s < c.pp; s++) {
     ts_op *ops = NULL;
     size_t n = 0;
     int rc = ts_work_ops(w, gpu, s, 0, &ops, &n);
-    if (rc) return rc;
-    uint32_t first, count;
-    work_stage_layers(&c, s, 0, &first, &count);
-    ts_time_ps f = 0, b = 0, f0 = 0, b0 = 0, o = 0;
-    for (size_t i = 0; i < n; i++) {
-      const ts_op *op = &ops[i];
-      bool in0 = op->layer >= 0 && (uint32_t)op->layer >= first &&
-                 (uint32_t)op->layer < first + count;
-      if (op->phase == TS_PHASE_STEP) o += op->time;
-      else if (op->phase == TS_PHASE_FWD) f += op->time, f0 += in0 ? op->time : 0;
-      else b += op->time, b0 += in0 ? op->time : 0;
+    if (rc) {
+      free(seen);
+      return rc;
     }
+    ts_time_ps sum[2] = {0, 0}, sum0[2] = {0, 0}, o = 0;
+    stage_sums(&c, ops, n, s, tp_blk, seen, sum, sum0, &o);
     free(ops);
+    ts_time_ps f = sum[0], b = sum[1], f0 = sum0[0], b0 = sum0[1];
     if (!s) o0 = o;
     ts_time_ps tail = s ? chain_b + o0 : o;
     ts_time_ps t = start + (ts_time_ps)m * (f + b) + (tail > o ? tail : o);
@@ -193,6 +259,7 @@ int ts_work_step_bound_quick(const ts_workload *w, const ts_gpu_model *gpu,
     start += f0;
     chain_b += b0;
   }
+  free(seen);
   *out = best;
   return 0;
 }

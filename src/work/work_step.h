@@ -40,6 +40,11 @@ int step_prog_build(const work_cfg *c, uint32_t stage, const ts_op *ops,
                     step_prog *p);
 void step_prog_free(step_prog *p);
 
+/* Whether an op of kind k belongs to a layer's attention block (else its
+ * MLP block): each non-empty block ends (sequence parallel: starts and
+ * ends) with the layer's TP collectives. */
+bool step_op_is_attn(uint8_t k);
+
 /* Slot of a pipeline message at its receiver. */
 static inline uint32_t step_slot(uint32_t dir, uint32_t chunk, uint32_t mb,
                                  uint32_t v, uint32_t m) {

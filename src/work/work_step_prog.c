@@ -216,7 +216,7 @@ typedef struct layer_descs {
   uint32_t ntp, itp, ncp, nep;
 } layer_descs;
 
-static bool is_attn(uint8_t k) {
+bool step_op_is_attn(uint8_t k) {
   return k == TS_OP_LAYERNORM || k == TS_OP_QKV || k == TS_OP_ATTN_SCORE ||
          k == TS_OP_ATTN_VALUE || k == TS_OP_ATTN_OUT || k == TS_OP_ELEMENTWISE;
 }
@@ -290,7 +290,7 @@ static void emit_layer(builder *B, uint32_t layer, ts_phase ph) {
   bool bwd = ph == TS_PHASE_BWD;
   for (uint32_t k = 0; k < r.count && k < 32; k++) {
     uint32_t i = bwd ? r.first + r.count - 1 - k : r.first + k;
-    if (is_attn(B->ops[i].kind)) attn[na++] = i;
+    if (step_op_is_attn(B->ops[i].kind)) attn[na++] = i;
     else mlp[nm++] = i;
   }
   if (bwd) {
