@@ -242,7 +242,7 @@ static void test_bound_below_step(void **state) {
     assert_int_equal(ts_faults_add(&f[k], kind, what[k][1], "--x", &d), 0);
     assert_int_equal(ts_faults_resolve(&f[k], t, &d), 0);
   }
-  uint32_t above_free = 0, quick_tp = 0;
+  uint32_t above_free = 0, quick_tp = 0, quick_z3 = 0;
   for (uint32_t i = 0; i < z.n; i++) {
     ts_time_ps b0, b;
     uint64_t key[2];
@@ -256,15 +256,18 @@ static void test_bound_below_step(void **state) {
     if (!(q > 0 && q <= b0))
       fail_msg("mapping %u: quick bound %llu ps, replay %llu ps", i,
                (unsigned long long)q, (unsigned long long)b0);
-    /* with the fabric's ingress the blocking TP collectives join it: still
-     * below the replay with the same ingress, and above compute alone
-     * exactly when tp > 1 */
+    /* with the fabric's ingress the blocking TP collectives and ZeRO 3
+     * weight all-gathers join it: still below the replay with the same
+     * ingress, and above compute alone exactly when tp > 1 or ZeRO 3
+     * over dp > 1 */
+    bool comm = z.maps[i].tp > 1 || (z.maps[i].zero >= 3 && z.maps[i].dp > 1);
     assert_int_equal(ts_sweep_bound_quick(w, t, &z.maps[i], 16, ingress, &qc, &d), 0);
-    if (!(qc <= b && (z.maps[i].tp > 1 ? qc > q : qc == q)))
+    if (!(qc <= b && (comm ? qc > q : qc == q)))
       fail_msg("mapping %u (tp %u): quick %llu ps, with TP %llu ps, replay %llu ps",
                i, z.maps[i].tp, (unsigned long long)q, (unsigned long long)qc,
                (unsigned long long)b);
     quick_tp += z.maps[i].tp > 1 && qc > q;
+    quick_z3 += z.maps[i].tp == 1 && z.maps[i].zero >= 3 && qc > q;
     ts_step_opts o;
     ts_step_opts_default(&o);
     o.free_comm = 1;
@@ -291,6 +294,12 @@ static void test_bound_below_step(void **state) {
   assert_int_equal(above_free, tp_gt1);
   assert_int_equal(quick_tp, tp_gt1);
   assert_true(tp_gt1 > 0);
+  /* ZeRO 3 alone lifts it on the tp 1 mappings that have it */
+  uint32_t z3_tp1 = 0;
+  for (uint32_t i = 0; i < z.n; i++)
+    z3_tp1 += z.maps[i].tp == 1 && z.maps[i].zero >= 3 && z.maps[i].dp > 1;
+  assert_int_equal(quick_z3, z3_tp1);
+  assert_true(z3_tp1 > 0);
   for (int k = 0; k < 4; k++) ts_faults_free(&f[k]);
   ts_sweep_set_free(&z);
   ts_topo_free(t);

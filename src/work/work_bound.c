@@ -180,7 +180,16 @@ int ts_step_bound(const ts_step_progs *P, const ts_step_bound_params *bp,
  * chains above (first forward unit, last backward unit, a stage's m units)
  * keep holding with the sums extended. lb is kind_lb with the replay's
  * ingress and flooring, so this form stays <= ts_step_bound. With
- * ingress_bps 0 the term is 0 (compute alone). */
+ * ingress_bps 0 the term is 0 (compute alone).
+ *
+ * ZeRO 3 (dp_mode zero) weight all-gathers join the same way: fwd_unit of
+ * chunk 0 and bwd_unit of chunk v-1 issue, for every micro-batch, the
+ * stage's dense weights (params x 2 bytes, work_comm.c's dp_comm, in
+ * dp_bucket-sized buckets over the gradient group of dp x cp members)
+ * and wait for each at once (dp_per_mb with block): z3_s = sum over the
+ * buckets of lb(all-gather) joins F_s and B_s, F0_s (chunk 0's forward
+ * unit carries it) and B0_s when v = 1 (chunk 0's backward unit is then
+ * chunk v-1's). */
 static int tp_block_lb(const work_cfg *c, double ingress, ts_time_ps *out) {
   uint64_t S;
   *out = 0;
@@ -194,6 +203,23 @@ static int tp_block_lb(const work_cfg *c, double ingress, ts_time_ps *out) {
                    kind_lb(TS_COLL_REDUCE_SCATTER, S, c->tp, ingress)
              : kind_lb(TS_COLL_ALL_REDUCE, S, c->tp, ingress);
   return 0;
+}
+
+/* The ZeRO 3 weight all-gathers of stage s for one forward (or one
+ * backward) unit, as above; 0 where they do not apply. */
+static ts_time_ps zero3_lb(const work_cfg *c, uint32_t s, double ingress) {
+  uint32_t p = c->dp * c->cp;
+  if (c->dp_mode != WORK_DP_ZERO || c->zero_stage < 3 || p <= 1 || ingress <= 0)
+    return 0;
+  double dense, expert;
+  work_stage_params(c, s, &dense, &expert);
+  if (dense <= 0) return 0;
+  /* work_comm.c's buckets: full buckets of bsz, then the rest */
+  uint64_t total = ts_double_to_u64_sat(dense * 2);
+  uint64_t bsz = c->dp_bucket ? c->dp_bucket : 1;
+  ts_time_ps full = kind_lb(TS_COLL_ALL_GATHER, bsz, p, ingress);
+  return (ts_time_ps)(total / bsz) * full +
+         kind_lb(TS_COLL_ALL_GATHER, total % bsz, p, ingress);
 }
 
 /* Per stage the forward (fb[0]) and backward + recompute (fb[1]) time of
@@ -251,7 +277,9 @@ int ts_work_step_bound_quick(const ts_workload *w, const ts_gpu_model *gpu,
     ts_time_ps sum[2] = {0, 0}, sum0[2] = {0, 0}, o = 0;
     stage_sums(&c, ops, n, s, tp_blk, seen, sum, sum0, &o);
     free(ops);
-    ts_time_ps f = sum[0], b = sum[1], f0 = sum0[0], b0 = sum0[1];
+    ts_time_ps z3 = zero3_lb(&c, s, ingress_bps);
+    ts_time_ps f = sum[0] + z3, b = sum[1] + z3, f0 = sum0[0] + z3,
+               b0 = sum0[1] + (work_chunks(&c) == 1 ? z3 : 0);
     if (!s) o0 = o;
     ts_time_ps tail = s ? chain_b + o0 : o;
     ts_time_ps t = start + (ts_time_ps)m * (f + b) + (tail > o ? tail : o);

@@ -1,7 +1,8 @@
 /* bench_sweep_bound.c - how many mappings of a full default sweep the
  * closed-form step bound (ts_sweep_bound_quick) leaves below a cut, with
- * compute alone (ingress 0) and with the blocking TP collectives at the
- * fabric's ingress (what `topsim sweep` uses), and what it costs.
+ * compute alone (ingress 0) and with the blocking TP collectives and
+ * ZeRO 3 weight all-gathers at the fabric's ingress (what `topsim sweep`
+ * uses), and what it costs.
  *   bench_sweep_bound [WORKLOAD [CUT_S...]]
  * defaults: examples/gpt3-175b-1024-a100.yaml, cuts 22 27 28 s. */
 #include <stdio.h>
@@ -53,7 +54,7 @@ int main(int argc, char **argv) {
       if (i == 0 || b < lo) lo = b;
       for (int k = 0; k < ncut; k++) below[k] += b < cuts[k];
     }
-    printf("%s: %.1f s;", pass ? "compute + blocking TP" : "compute alone",
+    printf("%s: %.1f s;", pass ? "compute + blocking TP and ZeRO 3" : "compute alone",
            bench_now_s() - t0);
     for (int k = 0; k < ncut; k++) printf(" below %g s: %u;", cuts[k], below[k]);
     printf(" lowest %.2f s\n", lo);
