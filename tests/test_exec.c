@@ -137,14 +137,20 @@ static uint64_t equivalent(const char *yaml, const char *topo,
   return r.replayed;
 }
 
+/* The small dense model every fold case below runs (4 layers, hidden
+ * 2,048, 1F1B, micro-batch 1): name, global batch and parallelism vary. */
+#define SMALL_DENSE(name, global_batch, parallelism)                          \
+  "topsim: 1\nname: " name "\n"                                                \
+  "model: {layers: 4, hidden: 2048, heads: 16, seq_len: 1024, vocab: 128}\n"  \
+  "training: {global_batch: " global_batch                                     \
+  ", micro_batch: 1, schedule: 1f1b}\n"                                        \
+  "parallelism: {" parallelism "}\n"
+
 /* TP 8 x PP 2 x DP 64 on 1,024 A100 behind 4:1 oversubscribed leaves: the
  * DP rings span all four SUs, so gradients crowd the 8 uplinks per leaf;
  * TP groups fill a host and own its NVLinks. */
 static const char *dense_4to1 =
-    "topsim: 1\nname: dense\n"
-    "model: {layers: 4, hidden: 2048, heads: 16, seq_len: 1024, vocab: 128}\n"
-    "training: {global_batch: 128, micro_batch: 1, schedule: 1f1b}\n"
-    "parallelism: {tp: 8, pp: 2, dp: 64, order: tp-cp-pp-dp}\n";
+    SMALL_DENSE("dense", "128", "tp: 8, pp: 2, dp: 64, order: tp-cp-pp-dp");
 
 static void oversubscribed(void **state) {
   (void)state;
@@ -194,10 +200,7 @@ static void failed_spine(void **state) {
 static void shared_spines(void **state) {
   (void)state;
   static const char *y =
-      "topsim: 1\nname: spines\n"
-      "model: {layers: 4, hidden: 2048, heads: 16, seq_len: 1024, vocab: 128}\n"
-      "training: {global_batch: 40, micro_batch: 1, schedule: 1f1b}\n"
-      "parallelism: {tp: 8, pp: 2, dp: 10, order: tp-cp-pp-dp}\n";
+      SMALL_DENSE("spines", "40", "tp: 8, pp: 2, dp: 10, order: tp-cp-pp-dp");
   ts_time_ps dp;
   assert_true(equivalent(y, "topologies/superpod-a100-1su.yaml", NULL, &dp) > 0);
   assert_true(dp > 0);
@@ -309,10 +312,7 @@ static const char *fold_3tier =
 
 /* TP 8 x PP 2 x DP 4, PP inside the SU, DP rings across both SUs. */
 static const char *fold_dense =
-    "topsim: 1\nname: dense\n"
-    "model: {layers: 4, hidden: 2048, heads: 16, seq_len: 1024, vocab: 128}\n"
-    "training: {global_batch: 32, micro_batch: 1, schedule: 1f1b}\n"
-    "parallelism: {tp: 8, pp: 2, dp: 4, order: tp-cp-pp-dp}\n";
+    SMALL_DENSE("dense", "32", "tp: 8, pp: 2, dp: 4, order: tp-cp-pp-dp");
 
 /* Rails whose leaf links are among the busiest: the images must carry
  * their representative's counters for several rails to show up. */
@@ -402,10 +402,7 @@ static void fold_refuses_asymmetry(void **state) {
  * TP plan on one representative per orbit of directions, 1,024 / 4 = 256
  * ranks simulated, and every rank and link equals --exact. */
 static const char *tp4_dp_inner =
-    "topsim: 1\nname: tp4\n"
-    "model: {layers: 4, hidden: 2048, heads: 16, seq_len: 1024, vocab: 128}\n"
-    "training: {global_batch: 256, micro_batch: 1, schedule: 1f1b}\n"
-    "parallelism: {tp: 4, pp: 2, dp: 128, order: tp-cp-dp-pp}\n";
+    SMALL_DENSE("tp4", "256", "tp: 4, pp: 2, dp: 128, order: tp-cp-dp-pp");
 
 static void fold_tp4_oversubscribed(void **state) {
   (void)state;
@@ -444,10 +441,7 @@ static void fold_tp4_failed_spine(void **state) {
 static void fold_tp4_pp_nvlink(void **state) {
   (void)state;
   static const char *y =
-      "topsim: 1\nname: tp4pp\n"
-      "model: {layers: 4, hidden: 2048, heads: 16, seq_len: 1024, vocab: 128}\n"
-      "training: {global_batch: 256, micro_batch: 1, schedule: 1f1b}\n"
-      "parallelism: {tp: 4, pp: 2, dp: 128, order: tp-cp-pp-dp}\n";
+      SMALL_DENSE("tp4pp", "256", "tp: 4, pp: 2, dp: 128, order: tp-cp-pp-dp");
   ts_time_ps dp;
   equivalent(y, "topologies/cluster-2tier-4to1.yaml", NULL, &dp);
   assert_int_equal(fold_sim, 256);
@@ -458,10 +452,7 @@ static void fold_tp4_pp_nvlink(void **state) {
 static void fold_tp2(void **state) {
   (void)state;
   static const char *y =
-      "topsim: 1\nname: tp2\n"
-      "model: {layers: 4, hidden: 2048, heads: 16, seq_len: 1024, vocab: 128}\n"
-      "training: {global_batch: 512, micro_batch: 1, schedule: 1f1b}\n"
-      "parallelism: {tp: 2, pp: 2, dp: 256, order: tp-cp-dp-pp}\n";
+      SMALL_DENSE("tp2", "512", "tp: 2, pp: 2, dp: 256, order: tp-cp-dp-pp");
   ts_time_ps dp;
   equivalent(y, "topologies/cluster-2tier-4to1.yaml", NULL, &dp);
   assert_int_equal(fold_sim, 512);
@@ -476,10 +467,7 @@ static void fold_tp2(void **state) {
 static void fold_tp4_refusals(void **state) {
   (void)state;
   static const char *y =
-      "topsim: 1\nname: tp4\n"
-      "model: {layers: 4, hidden: 2048, heads: 16, seq_len: 1024, vocab: 128}\n"
-      "training: {global_batch: 32, micro_batch: 1, schedule: 1f1b}\n"
-      "parallelism: {tp: 4, pp: 2, dp: 8, order: tp-cp-dp-pp}\n";
+      SMALL_DENSE("tp4", "32", "tp: 4, pp: 2, dp: 8, order: tp-cp-dp-pp");
   ts_time_ps dp;
   uint32_t rails;
   assert_int_equal(fold_case(y, fold_2tier, NULL, NULL, &dp, &rails), 16);
