@@ -223,6 +223,19 @@ static const char *mixed =
     "           dp_bucket_size: 4MB}\n"
     "parallelism: {tp: 2, cp: 2, pp: 2, dp: 4, ep: 2, gpus: 32}\n";
 
+/* The bytes per step rank k sends per group, as ts_work_comm describes
+ * them: what a run's per-rank counters must add up to. */
+static ts_comm_volume rank_volume(const ts_workload *w, const ts_mapping *m,
+                                  uint32_t k) {
+  ts_comm_desc *c;
+  size_t n;
+  ts_comm_volume v;
+  assert_int_equal(ts_work_comm(w, m, k, &c, &n), 0);
+  ts_work_comm_volume(c, n, &v);
+  free(c);
+  return v;
+}
+
 /* Every rank's bytes per dimension equal ts_work_comm_volume's per-step
  * sums (DP = dp + grad + expert_grad groups): each descriptor runs exactly
  * `repeat` times. The network also delivers every byte it was given. */
@@ -234,12 +247,7 @@ static void test_bytes_match_volume(void **state) {
   ts_step_result r;
   run(w, t, 0, &m, &r);
   for (uint32_t k = 0; k < ts_mapping_ranks(m); k++) {
-    ts_comm_desc *c;
-    size_t n;
-    ts_comm_volume v;
-    assert_int_equal(ts_work_comm(w, m, k, &c, &n), 0);
-    ts_work_comm_volume(c, n, &v);
-    free(c);
+    ts_comm_volume v = rank_volume(w, m, k);
     const uint64_t *b = &r.rank_bytes[(size_t)k * TS_DIM_COUNT];
     assert_int_equal(b[TS_DIM_TP], v.per_step[TS_GROUP_TP]);
     assert_int_equal(b[TS_DIM_CP], v.per_step[TS_GROUP_CP]);
@@ -274,12 +282,7 @@ static const char *moe_pp =
 static void check_bytes(const ts_workload *w, const ts_mapping *m,
                         const ts_step_result *r) {
   for (uint32_t k = 0; k < ts_mapping_ranks(m); k++) {
-    ts_comm_desc *c;
-    size_t n;
-    ts_comm_volume v;
-    assert_int_equal(ts_work_comm(w, m, k, &c, &n), 0);
-    ts_work_comm_volume(c, n, &v);
-    free(c);
+    ts_comm_volume v = rank_volume(w, m, k);
     const uint64_t *b = &r->rank_bytes[(size_t)k * TS_DIM_COUNT];
     assert_int_equal(b[TS_DIM_EP], v.per_step[TS_GROUP_EP]);
     assert_int_equal(b[TS_DIM_PP], v.per_step[TS_GROUP_PP]);
@@ -329,18 +332,11 @@ static char *json_of(const ts_workload *w, const ts_topo *t, size_t *len) {
   return buf;
 }
 
-/* Same inputs, two runs: byte-identical JSON (integer time, ties broken by
- * insertion order, ranks started in order). */
 /* Per-rank DP bytes of a run equal what ts_work_comm describes. */
 static void check_dp_bytes(const ts_workload *w, const ts_mapping *m,
                            const ts_step_result *r) {
   for (uint32_t k = 0; k < ts_mapping_ranks(m); k++) {
-    ts_comm_desc *c;
-    size_t n;
-    ts_comm_volume v;
-    assert_int_equal(ts_work_comm(w, m, k, &c, &n), 0);
-    ts_work_comm_volume(c, n, &v);
-    free(c);
+    ts_comm_volume v = rank_volume(w, m, k);
     const uint64_t *b = &r->rank_bytes[(size_t)k * TS_DIM_COUNT];
     assert_int_equal(b[TS_DIM_DP], v.per_step[TS_GROUP_DP] +
                                        v.per_step[TS_GROUP_GRAD] +
@@ -426,6 +422,8 @@ static void test_param_gather_overlap(void **state) {
   ts_topo_free(t);
 }
 
+/* Same inputs, two runs: byte-identical JSON (integer time, ties broken by
+ * insertion order, ranks started in order). */
 static void test_deterministic(void **state) {
   (void)state;
   ts_topo *t = tu_load(TOPO);
