@@ -21,14 +21,6 @@ static ts_workload *load_text(const char *yaml) {
   return w;
 }
 
-static void set(ts_workload *w, const char *k, const char *v) {
-  ts_diag d;
-  ts_diag_clear(&d);
-  int rc = ts_workload_override(w, k, v, &d);
-  if (rc) print_error("%s\n", d.msg);
-  assert_int_equal(rc, 0);
-}
-
 static ts_mem_breakdown mem(const ts_workload *w, uint32_t stage) {
   ts_mem_breakdown b;
   assert_int_equal(ts_work_memory(w, stage, &b), 0);
@@ -57,13 +49,13 @@ static void test_fsdp_interleaved(void **st) {
       "parallelism: {pp: 2, dp: 2}\n");
   const double Vh = 100.0 * 64;
   for (int m = 2; m <= 4; m += 2) {
-    set(w, "global_batch", m == 2 ? "4" : "8");
-    set(w, "dp_mode", "zero");
+    tu_set(w, "global_batch", m == 2 ? "4" : "8");
+    tu_set(w, "dp_mode", "zero");
     ts_mem_breakdown z = mem(w, 0);
     double Pl = ((double)z.weights / 2 - Vh) / 2;
     assert_true(Pl > 0 && Pl == floor(Pl));
     assert_int_equal(z.grads, (uint64_t)(4 * (2 * Pl + Vh)));
-    set(w, "dp_mode", "fsdp");
+    tu_set(w, "dp_mode", "fsdp");
     ts_mem_breakdown f = mem(w, 0);
     assert_int_equal(f.activations, z.activations);
     double shard = 4 * (2 * Pl + Vh) / 2;
@@ -72,10 +64,10 @@ static void test_fsdp_interleaved(void **st) {
     assert_int_equal(f.optimizer, z.optimizer);
   }
   /* 4A (m = 2) against 5A (m = 4): ZeRO-1 in flight as warm-up + 1 */
-  set(w, "dp_mode", "zero");
-  set(w, "global_batch", "4");
+  tu_set(w, "dp_mode", "zero");
+  tu_set(w, "global_batch", "4");
   uint64_t a4 = mem(w, 0).activations;
-  set(w, "global_batch", "8");
+  tu_set(w, "global_batch", "8");
   uint64_t a5 = mem(w, 0).activations;
   assert_true(llabs((long long)(a4 * 5) - (long long)(a5 * 4)) < 8);
   ts_workload_free(w);
@@ -101,13 +93,13 @@ static void test_moe_activation_cache(void **st) {
       "training: {global_batch: 1, dropout: false}\n");
   double base = (double)mem(w, 0).activations;
   assert_true(fabs(base - (856064.0 + 8192)) < 2);
-  set(w, "moe_dispatch_dtype", "fp8");
+  tu_set(w, "moe_dispatch_dtype", "fp8");
   double d8 = (double)mem(w, 0).activations;
   assert_true(fabs(base - d8 - (512 - 264) * 256.0) < 2);
-  set(w, "activation_cache", "fp8");
+  tu_set(w, "activation_cache", "fp8");
   double c8 = (double)mem(w, 0).activations;
   assert_true(fabs(base - c8 - (1280 - 660) * 256.0) < 2);
-  set(w, "recompute_moe_act", "true");
+  tu_set(w, "recompute_moe_act", "true");
   double r8 = (double)mem(w, 0).activations;
   assert_true(fabs(base - r8 - (1280 - 528) * 256.0) < 2);
   ts_workload_free(w);
@@ -126,9 +118,9 @@ static void test_bf16_moments(void **st) {
       "parallelism: {tp: 8, dp: 4}\n");
   const uint64_t P = 4936894464ull;
   assert_int_equal(mem(w, 0).optimizer, 12 * P / 4);
-  set(w, "optimizer_moments", "bf16");
+  tu_set(w, "optimizer_moments", "bf16");
   assert_int_equal(mem(w, 0).optimizer, 8 * P / 4);
-  set(w, "grad_dtype", "bf16");
+  tu_set(w, "grad_dtype", "bf16");
   assert_int_equal(mem(w, 0).optimizer, 12 * P / 4);
   ts_workload_free(w);
 }

@@ -38,14 +38,6 @@ static int load_err(const char *yaml, char *msg, size_t len) {
   return rc;
 }
 
-static void set(ts_workload *w, const char *k, const char *v) {
-  ts_diag d;
-  ts_diag_clear(&d);
-  int rc = ts_workload_override(w, k, v, &d);
-  if (rc) print_error("%s\n", d.msg);
-  assert_int_equal(rc, 0);
-}
-
 static ts_mapping *map_ok(const ts_workload *w, const ts_topo *t) {
   ts_mapping *m = NULL;
   ts_diag d;
@@ -89,12 +81,10 @@ static void test_comm_bytes_saturate(void **st) {
   ts_workload *w = load_text(seed_yaml);
   ts_topo *t = tu_load("topologies/hgx-b300.yaml");
   ts_mapping *m = map_ok(w, t);
-  ts_diag d;
-  ts_diag_clear(&d);
-  assert_int_equal(ts_workload_override(w, "seq_len", "1073741824", &d), 0);
-  assert_int_equal(ts_workload_override(w, "hidden", "1073741824", &d), 0);
-  assert_int_equal(ts_workload_override(w, "global_batch", "1073741824", &d), 0);
-  assert_int_equal(ts_workload_override(w, "micro_batch", "1073741824", &d), 0);
+  tu_set(w, "seq_len", "1073741824");
+  tu_set(w, "hidden", "1073741824");
+  tu_set(w, "global_batch", "1073741824");
+  tu_set(w, "micro_batch", "1073741824");
   ts_comm_desc *c = NULL;
   size_t n = 0;
   assert_int_equal(ts_work_comm(w, m, 0, &c, &n), 0);
@@ -137,7 +127,7 @@ static void test_seed_tp_volume(void **st) {
     free(c);
   }
   /* sequence parallelism: all-gather + reduce-scatter, same bytes */
-  set(w, "sequence_parallel", "true");
+  tu_set(w, "sequence_parallel", "true");
   ts_comm_desc *c;
   size_t n;
   assert_int_equal(ts_work_comm(w, m, 0, &c, &n), 0);
@@ -159,7 +149,7 @@ static void test_seed_tp_volume(void **st) {
 static void test_refuse_memory(void **st) {
   (void)st;
   ts_workload *w = load_text(seed_yaml);
-  set(w, "flash_attention", "false"); /* Korthikanti's unfused attention */
+  tu_set(w, "flash_attention", "false"); /* Korthikanti's unfused attention */
   ts_mem_breakdown b;
   assert_int_equal(ts_work_memory(w, 0, &b), 0);
   assert_int_equal(b.weights, 2ull * 4936894464ull);
@@ -175,11 +165,11 @@ static void test_refuse_memory(void **st) {
       "18.4, optimizer 55.2, activations 49.6, buffers 0.0 GiB)");
   /* selective recompute drops 5as/h (20 of 33 per sbh): still too big;
    * ZeRO cannot help with dp = 1 */
-  set(w, "recompute", "selective");
+  tu_set(w, "recompute", "selective");
   assert_int_equal(ts_work_memory(w, 0, &b), 0);
   assert_int_equal(b.activations, 48ull * 33554432 * 13 + 104857600);
   /* full recompute keeps 2sbh per layer */
-  set(w, "recompute", "full");
+  tu_set(w, "recompute", "full");
   assert_int_equal(ts_work_memory(w, 0, &b), 0);
   assert_int_equal(b.activations, 48ull * 33554432 * 2 + 104857600);
   ts_topo_free(t);
@@ -202,8 +192,8 @@ static void test_activation_formula(void **st) {
   uint64_t logits = 4ull * 2048 * 8 / 8;
   assert_int_equal(b.activations, 8ull * 2048 * 4096 * 114 / 8 + logits);
   /* 1F1B, pp = 2, 4 micro-batches: stage 0 keeps 2 in flight, stage 1 one */
-  set(w, "pp", "2");
-  set(w, "global_batch", "4");
+  tu_set(w, "pp", "2");
+  tu_set(w, "global_batch", "4");
   assert_int_equal(ts_work_memory(w, 0, &b), 0);
   assert_int_equal(b.activations, 2 * (4ull * 2048 * 4096 * 114 / 8));
   assert_int_equal(ts_work_memory(w, 1, &b), 0);
@@ -211,10 +201,10 @@ static void test_activation_formula(void **st) {
   assert_int_equal(ts_work_memory(w, 2, &b), TS_EINVALID);
   /* ZeRO-1 over dp shards the 12 optimizer bytes */
   ts_mem_breakdown z0, z1;
-  set(w, "dp", "4");
-  set(w, "global_batch", "16");
+  tu_set(w, "dp", "4");
+  tu_set(w, "global_batch", "16");
   assert_int_equal(ts_work_memory(w, 0, &z0), 0);
-  set(w, "distributed_optimizer", "true");
+  tu_set(w, "distributed_optimizer", "true");
   assert_int_equal(ts_work_memory(w, 0, &z1), 0);
   assert_int_equal(z1.weights, z0.weights);
   assert_true(llabs((long long)z1.optimizer * 4 - (long long)z0.optimizer) < 8);
@@ -251,36 +241,36 @@ static void test_korthikanti(void **st) {
   };
   ts_mem_breakdown b;
   for (size_t i = 0; i < sizeof row / sizeof row[0]; i++) {
-    set(w, "tp", row[i].tp);
-    set(w, "sequence_parallel", row[i].sp);
-    set(w, "recompute", row[i].rc);
+    tu_set(w, "tp", row[i].tp);
+    tu_set(w, "sequence_parallel", row[i].sp);
+    tu_set(w, "recompute", row[i].rc);
     assert_int_equal(ts_work_memory(w, 0, &b), 0);
     double want = L * sbh * row[i].f + logits / atof(row[i].tp);
     assert_int_equal(b.activations, (uint64_t)want);
   }
   /* no dropout: 34 -> 32 (TP + SP + selective: 32/8 = 4) */
-  set(w, "dropout", "false");
-  set(w, "recompute", "selective");
-  set(w, "sequence_parallel", "true");
+  tu_set(w, "dropout", "false");
+  tu_set(w, "recompute", "selective");
+  tu_set(w, "sequence_parallel", "true");
   assert_int_equal(ts_work_memory(w, 0, &b), 0);
   assert_int_equal(b.activations, (uint64_t)(L * sbh * 4 + logits / 8));
   /* FlashAttention: 4a/h bytes of statistics, any recompute setting */
-  set(w, "flash_attention", "true");
-  set(w, "recompute", "none");
+  tu_set(w, "flash_attention", "true");
+  tu_set(w, "recompute", "none");
   assert_int_equal(ts_work_memory(w, 0, &b), 0);
   double fl = L * sbh * (4 + 4.0 * 96 / 12288 / 8) + logits / 8;
   assert_true(fabs((double)b.activations - fl) < 1);
   /* 1F1B over pp 4 with m = 8: stage 0 holds 4 micro-batches of 2 layers =
    * L layers; interleaved v = 2: 11 chunks of 1 layer = L(1 + 3/8) */
-  set(w, "flash_attention", "false");
-  set(w, "dropout", "true");
-  set(w, "recompute", "selective");
-  set(w, "pp", "4");
-  set(w, "global_batch", "8");
+  tu_set(w, "flash_attention", "false");
+  tu_set(w, "dropout", "true");
+  tu_set(w, "recompute", "selective");
+  tu_set(w, "pp", "4");
+  tu_set(w, "global_batch", "8");
   assert_int_equal(ts_work_memory(w, 0, &b), 0);
   assert_int_equal(b.activations, (uint64_t)(L * sbh * 4.25));
-  set(w, "schedule", "interleaved");
-  set(w, "virtual_stages", "2");
+  tu_set(w, "schedule", "interleaved");
+  tu_set(w, "virtual_stages", "2");
   assert_int_equal(ts_work_memory(w, 0, &b), 0);
   assert_int_equal(b.activations, (uint64_t)(L * (1 + 3.0 / 8) * sbh * 4.25));
   ts_workload_free(w);
@@ -299,30 +289,30 @@ static void test_distributed_optimizer_bytes(void **st) {
   (void)st;
   ts_workload *w = load_text(seed_yaml);
   const uint64_t P = 4936894464ull;
-  set(w, "dp", "4");
-  set(w, "global_batch", "4");
+  tu_set(w, "dp", "4");
+  tu_set(w, "global_batch", "4");
   ts_mem_breakdown b;
   assert_int_equal(ts_work_memory(w, 0, &b), 0);
   assert_int_equal(b.weights + b.grads + b.optimizer, 18 * P);
-  set(w, "grad_dtype", "bf16");
+  tu_set(w, "grad_dtype", "bf16");
   assert_int_equal(ts_work_memory(w, 0, &b), 0);
   assert_int_equal(b.weights + b.grads + b.optimizer, 20 * P);
-  set(w, "distributed_optimizer", "true");
+  tu_set(w, "distributed_optimizer", "true");
   assert_int_equal(ts_work_memory(w, 0, &b), 0);
   assert_int_equal(b.weights + b.grads + b.optimizer, 4 * P + 16 * P / 4);
-  set(w, "grad_dtype", "fp32");
+  tu_set(w, "grad_dtype", "fp32");
   assert_int_equal(ts_work_memory(w, 0, &b), 0);
   assert_int_equal(b.weights + b.grads + b.optimizer, 6 * P + 12 * P / 4);
-  set(w, "distributed_optimizer", "false");
-  set(w, "dp_mode", "fsdp");
+  tu_set(w, "distributed_optimizer", "false");
+  tu_set(w, "dp_mode", "fsdp");
   assert_int_equal(ts_work_memory(w, 0, &b), 0);
   assert_int_equal(b.grads, 4 * P + 4 * P / 4);
   assert_int_equal(b.weights + b.grads + b.optimizer, 6 * P + 16 * P / 4);
-  set(w, "dp_mode", "hsdp");
-  set(w, "shard_group", "2");
+  tu_set(w, "dp_mode", "hsdp");
+  tu_set(w, "shard_group", "2");
   assert_int_equal(ts_work_memory(w, 0, &b), 0);
   assert_int_equal(b.optimizer, 12 * P / 2);
-  set(w, "shard_group", "3");
+  tu_set(w, "shard_group", "3");
   ts_topo *t = tu_load("topologies/dgx-a100.yaml");
   char msg[800];
   assert_int_equal(map_err(w, t, msg, sizeof msg), TS_EINVALID);
@@ -383,7 +373,7 @@ static void test_mapping_labels(void **st) {
   }
   ts_mapping_free(m);
   /* order dp-tp-pp-cp: DP innermost, TP spans 8 nodes and leaves NVLink */
-  set(w, "order", "dp-tp-cp-pp");
+  tu_set(w, "order", "dp-tp-cp-pp");
   m = map_ok(w, t);
   assert_int_equal(ts_mapping_rank(m, 1)->index[TS_GROUP_DP], 1);
   assert_int_equal(ts_mapping_rank(m, 5)->index[TS_GROUP_TP], 1);
@@ -407,16 +397,16 @@ static void test_dp_modes(void **st) {
   (void)st;
   ts_workload *w = load_text(label_yaml);
   ts_topo *t = tu_load("topologies/superpod-a100-1su.yaml");
-  set(w, "dp", "4");
-  set(w, "global_batch", "32");
-  set(w, "gpus", "128");
+  tu_set(w, "dp", "4");
+  tu_set(w, "global_batch", "32");
+  tu_set(w, "gpus", "128");
   const char *mode[3] = {"zero", "fsdp", "hsdp"};
   double want_grad[3] = {25.5, 4.5, 0}, want_shard[3] = {0, 0, 3};
   double want_rep[3] = {0, 0, 2};
   for (int i = 0; i < 3; i++) {
-    set(w, "zero_stage", i == 0 ? "2" : "0");
-    set(w, "dp_mode", mode[i]);
-    if (i == 2) set(w, "shard_group", "2");
+    tu_set(w, "zero_stage", i == 0 ? "2" : "0");
+    tu_set(w, "dp_mode", mode[i]);
+    if (i == 2) tu_set(w, "shard_group", "2");
     ts_mapping *m = map_ok(w, t);
     ts_mem_breakdown b;
     assert_int_equal(ts_work_memory(w, 0, &b), 0);
@@ -442,7 +432,7 @@ static void test_dp_modes(void **st) {
     ts_mapping_free(m);
   }
   /* ZeRO-2's per-micro-batch reduce-scatter contradicts "once per step" */
-  set(w, "zero_stage", "2");
+  tu_set(w, "zero_stage", "2");
   char msg[800];
   assert_int_equal(map_err(w, t, msg, sizeof msg), TS_EINVALID);
   assert_non_null(strstr(msg, "dp_mode hsdp reduces gradients once per step"));
@@ -488,7 +478,7 @@ static void test_interleaved_uneven(void **st) {
   assert_int_equal(owner[125], 15);
   assert_int_equal(owner[124], 14);
   /* 8 layers per other stage do not split over v = 3 */
-  set(w, "virtual_stages", "3");
+  tu_set(w, "virtual_stages", "3");
   ts_op *ops;
   size_t n;
   assert_int_equal(ts_work_ops(w, NULL, 0, 0, &ops, &n), TS_EINVALID);
@@ -552,10 +542,10 @@ static void test_moe_matrix(void **st) {
 static void test_cross_node_rings(void **st) {
   (void)st;
   ts_workload *w = load_text(label_yaml);
-  set(w, "zero_stage", "1");
+  tu_set(w, "zero_stage", "1");
   ts_topo *t = tu_load("topologies/superpod-a100-1su.yaml");
   for (int k = 0; k < 2; k++) {
-    if (k) set(w, "order", "dp-tp-cp-pp");
+    if (k) tu_set(w, "order", "dp-tp-cp-pp");
     ts_mapping *m = map_ok(w, t);
     ts_comm_desc *c;
     size_t n;
@@ -609,7 +599,7 @@ static void test_mla(void **st) {
   assert_true(fabs(sc - 2 * 4096.0 * 4097 / 2 * 128 * 192) < 1);
   assert_true(fabs(av / sc - 128.0 / 192) < 1e-12);
   free(ops);
-  set(w, "recompute", "selective");
+  tu_set(w, "recompute", "selective");
   assert_int_equal(ts_work_memory(w, 0, &bs), 0);
   double sbh = 4096.0 * 7168;
   double drop = (2 * (24576.0 + 24576 + 16384) / 7168 + 4) * sbh;
@@ -629,52 +619,52 @@ static void test_refusals(void **st) {
   ts_workload *w = load_text(label_yaml);
   ts_topo *t = tu_load("topologies/superpod-a100-1su.yaml");
   char msg[800];
-  set(w, "dp", "4");
-  set(w, "global_batch", "32");
+  tu_set(w, "dp", "4");
+  tu_set(w, "global_batch", "32");
   assert_int_equal(map_err(w, t, msg, sizeof msg), TS_EINVALID);
   assert_string_equal(msg, "tp*cp*pp*dp = 8*1*4*4 = 128 but the topology has "
                            "160 GPUs (under by 32)");
-  set(w, "gpus", "128"); /* the first 16 nodes only: fits */
+  tu_set(w, "gpus", "128"); /* the first 16 nodes only: fits */
   ts_mapping *m = map_ok(w, t);
   assert_int_equal(ts_mapping_ranks(m), 128);
   ts_mapping_free(m);
-  set(w, "gpus", "200");
+  tu_set(w, "gpus", "200");
   assert_int_equal(map_err(w, t, msg, sizeof msg), TS_EINVALID);
   assert_string_equal(msg, "the job asks for 200 GPUs but topology "
                            "'superpod-a100-1su' has 160 (40 short)");
   ts_workload_free(w);
 
   w = load_text(label_yaml);
-  set(w, "heads", "12");
+  tu_set(w, "heads", "12");
   assert_int_equal(map_err(w, t, msg, sizeof msg), TS_EINVALID);
   assert_string_equal(msg, "heads = 12 is not divisible by tp = 8 (remainder 4)");
-  set(w, "heads", "16");
-  set(w, "kv_heads", "4");
+  tu_set(w, "heads", "16");
+  tu_set(w, "kv_heads", "4");
   assert_int_equal(map_err(w, t, msg, sizeof msg), TS_EINVALID);
   assert_string_equal(msg, "kv_heads = 4 is not divisible by tp = 8 (remainder 4)");
-  set(w, "kv_heads", "8");
-  set(w, "layers", "25");
+  tu_set(w, "kv_heads", "8");
+  tu_set(w, "layers", "25");
   assert_int_equal(map_err(w, t, msg, sizeof msg), TS_EINVALID);
   assert_string_equal(msg, "layers = 25 is not divisible by pp = 4 (remainder 1)");
-  set(w, "schedule", "interleaved");
-  set(w, "virtual_stages", "4");
-  set(w, "layers", "24");
+  tu_set(w, "schedule", "interleaved");
+  tu_set(w, "virtual_stages", "4");
+  tu_set(w, "layers", "24");
   assert_int_equal(map_err(w, t, msg, sizeof msg), TS_EINVALID);
   assert_string_equal(msg, "layers = 24 is not divisible by pp * virtual_stages "
                            "= 4 * 4 = 16 (remainder 8)");
-  set(w, "virtual_stages", "3");
-  set(w, "global_batch", "42");
+  tu_set(w, "virtual_stages", "3");
+  tu_set(w, "global_batch", "42");
   assert_int_equal(map_err(w, t, msg, sizeof msg), TS_EINVALID);
   assert_string_equal(msg, "global_batch = 42 is not divisible by micro_batch * "
                            "dp = 1 * 5 = 5 (remainder 2)");
-  set(w, "global_batch", "40"); /* 8 micro-batches, pp 4: fine */
+  tu_set(w, "global_batch", "40"); /* 8 micro-batches, pp 4: fine */
   m = map_ok(w, t);
   ts_mapping_free(m);
-  set(w, "ep", "2");
+  tu_set(w, "ep", "2");
   assert_int_equal(map_err(w, t, msg, sizeof msg), TS_EINVALID);
   assert_string_equal(msg, "ep = 2 but the model has no experts");
-  set(w, "experts", "8");
-  set(w, "expert_ffn_hidden", "1024");
+  tu_set(w, "experts", "8");
+  tu_set(w, "expert_ffn_hidden", "1024");
   assert_int_equal(map_err(w, t, msg, sizeof msg), TS_EINVALID);
   assert_string_equal(msg, "ep = 2 must divide dp = 5 (expert parallelism is "
                            "carved out of data parallelism; remainder 1)");
@@ -694,24 +684,24 @@ static void test_flops_megatron(void **st) {
       "model: {layers: 96, hidden: 12288, heads: 96, seq_len: 2048, vocab: 51200}\n"
       "training: {global_batch: 1536, micro_batch: 1}\n"
       "parallelism: {tp: 8, pp: 16, dp: 8}\n");
-  set(w, "attention", "full"); /* Narayanan's formula: no causal mask */
-  set(w, "flash_attention", "false");
+  tu_set(w, "attention", "full"); /* Narayanan's formula: no causal mask */
+  tu_set(w, "flash_attention", "false");
   double B = 1536, s = 2048, l = 96, h = 12288, V = 51200;
   double f72 = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
   double f96 = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
   double got = ts_work_step_flops(w);
   assert_true(fabs(got / f72 - 1) < 0.01);
-  set(w, "recompute", "full");
+  tu_set(w, "recompute", "full");
   got = ts_work_step_flops(w);
   assert_true(fabs(got / f96 - 1) < 0.01);
   /* selective recompute adds only the attention core: in between */
-  set(w, "recompute", "selective");
+  tu_set(w, "recompute", "selective");
   got = ts_work_step_flops(w);
   assert_true(got > f72 * 1.001 && got < f96);
   /* the total does not depend on the layout */
-  set(w, "recompute", "full");
-  set(w, "pp", "8");
-  set(w, "dp", "16");
+  tu_set(w, "recompute", "full");
+  tu_set(w, "pp", "8");
+  tu_set(w, "dp", "16");
   assert_true(fabs(ts_work_step_flops(w) / f96 - 1) < 0.01);
   ts_workload_free(w);
 }
@@ -729,8 +719,8 @@ static void test_flops_one_stage(void **st) {
       "model: {layers: 24, hidden: 2048, heads: 16, seq_len: 2048, "
       "vocab: 51200}\n"
       "training: {global_batch: 8, micro_batch: 1}\n");
-  set(w, "attention", "full");
-  set(w, "flash_attention", "false");
+  tu_set(w, "attention", "full");
+  tu_set(w, "flash_attention", "false");
   double B = 8, s = 2048, l = 24, h = 2048, V = 51200;
   double f72 = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
   assert_true(fabs(ts_work_step_flops(w) / f72 - 1) < 0.01);
@@ -773,12 +763,12 @@ static void test_attention_mask(void **st) {
   double causal = base * (1 + (s + 1) / (12 * h) + V / (12 * l * h));
   double full = base * (1 + s / (6 * h) + V / (12 * l * h));
   assert_true(fabs(ts_work_step_flops(w) / causal - 1) < 0.01);
-  set(w, "attention", "full");
+  tu_set(w, "attention", "full");
   assert_true(fabs(ts_work_step_flops(w) / full - 1) < 0.01);
   /* layer 0 attn_score on one GPU: 2 b pairs/cp q/t */
-  set(w, "attention", "causal");
-  set(w, "sliding_window", "4096");
-  set(w, "full_attention_every", "2");
+  tu_set(w, "attention", "causal");
+  tu_set(w, "sliding_window", "4096");
+  tu_set(w, "full_attention_every", "2");
   ts_op *ops;
   size_t n;
   assert_int_equal(ts_work_ops(w, NULL, 0, 0, &ops, &n), 0);
@@ -796,7 +786,7 @@ static void test_attention_mask(void **st) {
   assert_int_equal(seen, 2);
   assert_int_equal(rec, 0); /* unfused, no recompute */
   free(ops);
-  set(w, "flash_attention", "true");
+  tu_set(w, "flash_attention", "true");
   assert_int_equal(ts_work_ops(w, NULL, 0, 0, &ops, &n), 0);
   double fwd0 = 0, rec0 = 0;
   for (size_t i = 0; i < n; i++) {
@@ -815,10 +805,10 @@ static void test_attention_mask(void **st) {
   assert_true(ts_work_step_flops(w) > ts_work_step_model_flops(w) * 1.01);
   free(ops);
   /* a window needs the causal mask */
-  set(w, "attention", "full");
+  tu_set(w, "attention", "full");
   ts_topo *t = tu_load("topologies/dgx-a100.yaml");
   char msg[800];
-  set(w, "cp", "1");
+  tu_set(w, "cp", "1");
   assert_int_equal(map_err(w, t, msg, sizeof msg), TS_EINVALID);
   assert_non_null(strstr(msg, "sliding_window = 4096 needs attention: causal"));
   ts_topo_free(t);
@@ -848,7 +838,7 @@ static void test_attention_mask(void **st) {
 static void test_roofline_layer(void **st) {
   (void)st;
   ts_workload *w = load_text(seed_yaml);
-  set(w, "attention", "full");
+  tu_set(w, "attention", "full");
   ts_gpu_model a100 = {"A100", 312e12, 0, 80000000000ull, 2039e9, 108};
   ts_op *ops;
   size_t n;
@@ -923,11 +913,11 @@ static void test_fp8_cast_roofline(void **st) {
   (void)st;
   ts_gpu_model h100 = {"H100", 989e12, 1979e12, 80000000000ull, 3.35e12, 132};
   ts_workload *w = load_text(seed_yaml);
-  set(w, "attention", "full");
+  tu_set(w, "attention", "full");
   ts_op *bf, *f8;
   size_t nb, n8;
   assert_int_equal(ts_work_ops(w, &h100, 0, 0, &bf, &nb), 0);
-  set(w, "dtype", "fp8");
+  tu_set(w, "dtype", "fp8");
   assert_int_equal(ts_work_ops(w, &h100, 0, 0, &f8, &n8), 0);
   assert_int_equal(nb, n8);
   double T = 4096, h = 8192, t = 8, M = T, N = 3 * h / t, K = h;
@@ -988,7 +978,7 @@ static void test_moe_node_limited(void **st) {
   assert_int_equal(c[0].sent_cross_node, 1024ull * 8 * 2048 * 56 / 64);
   free(c);
   ts_mapping_free(m);
-  set(w, "node_limited_routing", "4");
+  tu_set(w, "node_limited_routing", "4");
   m = map_ok(w, t);
   assert_int_equal(ts_work_comm(w, m, 0, &c, &n), 0);
   ts_work_comm_volume(c, n, &lim_v);
@@ -998,7 +988,7 @@ static void test_moe_node_limited(void **st) {
   assert_true(ep_lim < ep_free);
   assert_true(fabs((double)ep_lim / (double)ep_free - 0.477658) < 1e-4);
   /* skew: Zipf exponent 1 makes EP rank 0 (experts 0-3) the hot one */
-  set(w, "routing_skew", "1");
+  tu_set(w, "routing_skew", "1");
   ts_op *o0, *o63;
   size_t n0, n63;
   assert_int_equal(ts_work_ops(w, NULL, 0, 0, &o0, &n0), 0);
@@ -1051,8 +1041,8 @@ static void test_overrides(void **st) {
   char buf[900];
   ts_diag_format(&d, buf, sizeof buf);
   assert_string_equal(buf, "override: error: 'tp' is not key=value");
-  set(w, "dp_bucket_size", "64MiB");
-  set(w, "efficiency.gemm", "0.6");
+  tu_set(w, "dp_bucket_size", "64MiB");
+  tu_set(w, "efficiency.gemm", "0.6");
   ts_workload_free(w);
 }
 
@@ -1106,7 +1096,7 @@ static void test_placement(void **st) {
       "topsim: 1\nname: p\n"
       "model: {layers: 2, hidden: 1024, heads: 8, seq_len: 1024, vocab: 100}\n"
       "training: {global_batch: 8}\nparallelism: {dp: 8}\n");
-  set(w, "placement", path);
+  tu_set(w, "placement", path);
   ts_mapping *m = map_ok(w, t);
   for (uint32_t r = 0; r < 8; r++)
     assert_int_equal(ts_mapping_rank(m, r)->gpu, g[7 - r]);
@@ -1114,9 +1104,9 @@ static void test_placement(void **st) {
   f = fopen(path, "w");
   fprintf(f, "- %s\n- %s\n", ts_topo_node_name(t, g[0]), ts_topo_node_name(t, g[0]));
   fclose(f);
-  set(w, "placement", path);
-  set(w, "dp", "2");
-  set(w, "global_batch", "2");
+  tu_set(w, "placement", path);
+  tu_set(w, "dp", "2");
+  tu_set(w, "global_batch", "2");
   char msg[800];
   assert_int_equal(map_err(w, t, msg, sizeof msg), TS_EINVALID);
   assert_non_null(strstr(msg, "is given to two ranks"));
@@ -1134,8 +1124,8 @@ static void test_determinism(void **st) {
   ts_rank_label lab[2][160];
   for (int k = 0; k < 2; k++) {
     ts_workload *w = load_text(label_yaml);
-    set(w, "sequence_parallel", "true");
-    set(w, "zero_stage", "1");
+    tu_set(w, "sequence_parallel", "true");
+    tu_set(w, "zero_stage", "1");
     ts_mapping *m = map_ok(w, t);
     memcpy(lab[k], ts_mapping_rank(m, 0), sizeof lab[k]);
     assert_int_equal(ts_work_comm(w, m, 77, &c[k], &n[k]), 0);

@@ -39,3 +39,11 @@ uint32_t tu_count(const ts_topo *t, ts_node_kind kind, int tier) {
   }
   return n;
 }
+
+void tu_set(ts_workload *w, const char *k, const char *v) {
+  ts_diag d;
+  ts_diag_clear(&d);
+  int rc = ts_workload_override(w, k, v, &d);
+  if (rc) print_error("%s\n", d.msg);
+  assert_int_equal(rc, 0);
+}

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "topsim/ts_topo.h"
+#include "topsim/ts_work.h"
 
 /* Absolute path of a file under the source tree (static buffer per call
  * slot; up to 4 live at once). */
@@ -23,5 +24,9 @@ int tu_load_text(const char *yaml, ts_topo **out, ts_diag *d);
 
 /* Counts nodes of a kind (and tier, or -1 for any tier). */
 uint32_t tu_count(const ts_topo *t, ts_node_kind kind, int tier);
+
+/* Sets workload key k to value v (ts_workload_override); fails the test,
+ * printing the diagnostic, if it is refused. */
+void tu_set(ts_workload *w, const char *k, const char *v);
 
 #endif
