@@ -133,8 +133,8 @@ static void fail(exec_run *r, int code, const ts_diag *d) {
 }
 
 /* Path set of one transfer: NVLS hops to/from a switch, else a route. */
-static int xfer_paths(ts_exec *x, const ts_coll_xfer *xf, uint32_t *k,
-                      ts_diag *d) {
+int exec_xfer_paths(ts_exec *x, const ts_coll_xfer *xf, uint32_t *k,
+                    ts_diag *d) {
   if (xf->src_rank < 0 || xf->dst_rank < 0) {
     int to_gpu = xf->src_rank < 0;
     uint32_t gpu = (uint32_t)(to_gpu ? xf->dst : xf->src);
@@ -172,7 +172,7 @@ static ts_time_ps path_latency(const ts_topo *t, const ts_path *p) {
  * path latency steps - 1 more times (the plan's alpha already holds the
  * steps' protocol latencies). Then a compact ring equals the step ring's
  * 2(p-1)(alpha + hops + S/(pB)) on dedicated links. */
-static ts_time_ps xfer_alpha(const ts_exec *x, const ts_coll_xfer *xf) {
+ts_time_ps exec_xfer_alpha(const ts_exec *x, const ts_coll_xfer *xf) {
   if (!(xf->flags & TS_COLL_XFER_COMPACT) || xf->steps <= 1) return xf->alpha;
   return xf->alpha + (ts_time_ps)(xf->steps - 1) * path_latency(x->t, &x->paths[0]);
 }
@@ -204,20 +204,20 @@ static int xfer_post(ts_exec *x, const ts_coll_xfer *xf, ts_net_done_fn fn,
                      void *ctx, uint64_t tag, ts_diag *d) {
   d->msg[0] = '\0'; /* cleared in full only on error: this runs per transfer */
   uint32_t k = 0;
-  int rc = xfer_paths(x, xf, &k, d);
+  int rc = exec_xfer_paths(x, xf, &k, d);
   /* Folded with live TP groups: the network holds one representative per
    * orbit of directions (exec_step_fold.c). */
   for (uint32_t p = 0; !rc && x->dir_rep && p < k; p++)
     for (uint32_t h = 0; h < x->paths[p].len; h++)
       if (x->dir_rep[x->paths[p].dir[h]] != UINT32_MAX)
         x->paths[p].dir[h] = x->dir_rep[x->paths[p].dir[h]];
-  ts_time_ps alpha = rc ? 0 : xfer_alpha(x, xf);
+  ts_time_ps alpha = rc ? 0 : exec_xfer_alpha(x, xf);
   /* Quiet-window replays: this transfer's flows become active at
    * now + alpha; crossing a replayed window voids the run. */
+  ts_time_ps act = ts_sim_now(x->sim) + alpha;
   for (uint32_t p = 0; !rc && x->resv && p < k; p++)
     for (uint32_t h = 0; h < x->paths[p].len; h++) {
       uint32_t dd = x->paths[p].dir[h];
-      ts_time_ps act = ts_sim_now(x->sim) + alpha;
       if (act < x->resv[dd] && !x->violated) {
         x->violated = 1;
         ts_sim_stop(x->sim);
@@ -307,15 +307,6 @@ bool exec_coll_single(const ts_coll_plan *plan, double hbm_bw) {
   const ts_coll_xfer *xf = ts_coll_plan_xfers(plan);
   return xf->ndeps == 0 && !(xf->flags & TS_COLL_XFER_JOIN) &&
          !(xf->reduce_bytes && hbm_bw > 0);
-}
-
-int exec_xfer_paths(ts_exec *x, const ts_coll_xfer *xf, uint32_t *k,
-                    ts_diag *d) {
-  return xfer_paths(x, xf, k, d);
-}
-
-ts_time_ps exec_xfer_alpha(const ts_exec *x, const ts_coll_xfer *xf) {
-  return xfer_alpha(x, xf);
 }
 
 int exec_coll_send1(ts_exec *x, const ts_coll_plan *plan, ts_net_done_fn fn,
