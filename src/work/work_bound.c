@@ -36,6 +36,16 @@
  * arrives, reduced in a peer or in a switch); all-gather of the gathered
  * tensor S: S (p-1)/p; reduce-scatter: S/p; all-to-all and sends: 0.
  *
+ * The host term: a member on host H, whose group has k_H <= K members on
+ * H (K = host_members), needs data that only other hosts hold, and it all
+ * crosses H's cut, whose entering link directions add up to <= host_in:
+ * all-reduce of S: S (every element of its result depends on the inputs
+ * of the members off H, so at least one value per element enters H);
+ * all-gather: the p - k_H shards held off H, S (p-K)/p at least;
+ * reduce-scatter: its own shard's sum, S/p. Only when K < p (every group
+ * has a member off every host); lb is the larger of the two terms, each a
+ * lower bound on the instance's time from its start.
+ *
  * Cost: O(programs x program length) per call, plus O(passes x programs)
  * for RECVs met before their SEND was replayed. */
 #include <stdlib.h>
@@ -53,22 +63,27 @@ typedef struct bound_prog {
 } bound_prog;
 
 /* lb() of one instance of collective kind over p members of tensor size
- * val bytes (the rules above). */
-static ts_time_ps kind_lb(uint8_t kind, uint64_t val, uint32_t p, double ingress) {
-  if (p <= 1 || ingress <= 0) return 0;
-  double bytes = 0, s = (double)val;
+ * val bytes: the larger of the GPU term (the rules above) and the host
+ * term (below). */
+static ts_time_ps kind_lb(uint8_t kind, uint64_t val, uint32_t p, uint32_t k,
+                          double ingress, double host_in) {
+  if (p <= 1) return 0;
+  double bytes = 0, host = 0, s = (double)val;
   switch (kind) {
-  case TS_COLL_ALL_REDUCE: bytes = s; break;
-  case TS_COLL_ALL_GATHER: bytes = s * (p - 1) / p; break;
-  case TS_COLL_REDUCE_SCATTER: bytes = s / p; break;
+  case TS_COLL_ALL_REDUCE: bytes = s, host = s; break;
+  case TS_COLL_ALL_GATHER: bytes = s * (p - 1) / p, host = s * (p - k) / p; break;
+  case TS_COLL_REDUCE_SCATTER: bytes = s / p, host = s / p; break;
   default: return 0;
   }
   /* floor: a rounded-down time stays a lower bound */
-  return (ts_time_ps)(bytes / ingress * 1e12);
+  double t = ingress > 0 ? bytes / ingress : 0;
+  if (host_in > 0 && k && k < p && host / host_in > t) t = host / host_in;
+  return (ts_time_ps)(t * 1e12);
 }
 
 static ts_time_ps coll_lb(const ts_step_ins *in, const ts_step_bound_params *bp) {
-  return kind_lb(in->kind, in->val, bp->group_size[in->group], bp->ingress_bps);
+  return kind_lb(in->kind, in->val, bp->group_size[in->group],
+                 bp->host_members[in->group], bp->ingress_bps, bp->host_in_bps);
 }
 
 /* Runs program i until it ends or meets a RECV whose message is not
@@ -179,8 +194,8 @@ int ts_step_bound(const ts_step_progs *P, const ts_step_bound_params *bp,
  * lb(RS of S), to the unit's time exactly like a compute segment, and the
  * chains above (first forward unit, last backward unit, a stage's m units)
  * keep holding with the sums extended. lb is kind_lb with the replay's
- * ingress and flooring, so this form stays <= ts_step_bound. With
- * ingress_bps 0 the term is 0 (compute alone).
+ * ingress, host terms and flooring, so this form stays <= ts_step_bound.
+ * With ingress_bps and host_in_bps 0 the term is 0 (compute alone).
  *
  * ZeRO 3 (dp_mode zero) weight all-gathers join the same way: fwd_unit of
  * chunk 0 and bwd_unit of chunk v-1 issue, for every micro-batch, the
@@ -189,37 +204,45 @@ int ts_step_bound(const ts_step_progs *P, const ts_step_bound_params *bp,
  * and wait for each at once (dp_per_mb with block): z3_s = sum over the
  * buckets of lb(all-gather) joins F_s and B_s, F0_s (chunk 0's forward
  * unit carries it) and B0_s when v = 1 (chunk 0's backward unit is then
- * chunk v-1's). */
-static int tp_block_lb(const work_cfg *c, double ingress, ts_time_ps *out) {
+ * chunk v-1's). Where the gradient group spans hosts (K < p members per
+ * host), kind_lb's host term makes each all-gather at least
+ * bucket (p-K)/p / host_in: the shards held off the member's host cross
+ * its NICs, which on a DGX A100 take 200 GB/s against 507 GB/s into one
+ * GPU. */
+static int tp_block_lb(const work_cfg *c, const ts_step_bound_params *bp,
+                       ts_time_ps *out) {
   uint64_t S;
   *out = 0;
-  if (c->tp <= 1 || c->tp_comm_overlap || ingress <= 0) return 0;
+  if (c->tp <= 1 || c->tp_comm_overlap) return 0;
   /* work_comm.c's tp_layer size, saturating the same way */
   if (ts_mul_u64((uint64_t)c->seq_len / c->cp, c->micro_batch, &S) ||
       ts_mul_u64(S, c->hidden, &S) || ts_mul_u64(S, 2, &S))
     S = UINT64_MAX;
+  uint32_t k = bp->host_members[TS_GROUP_TP];
+  double in = bp->ingress_bps, hin = bp->host_in_bps;
   *out = c->sequence_parallel
-             ? kind_lb(TS_COLL_ALL_GATHER, S, c->tp, ingress) +
-                   kind_lb(TS_COLL_REDUCE_SCATTER, S, c->tp, ingress)
-             : kind_lb(TS_COLL_ALL_REDUCE, S, c->tp, ingress);
+             ? kind_lb(TS_COLL_ALL_GATHER, S, c->tp, k, in, hin) +
+                   kind_lb(TS_COLL_REDUCE_SCATTER, S, c->tp, k, in, hin)
+             : kind_lb(TS_COLL_ALL_REDUCE, S, c->tp, k, in, hin);
   return 0;
 }
 
 /* The ZeRO 3 weight all-gathers of stage s for one forward (or one
  * backward) unit, as above; 0 where they do not apply. */
-static ts_time_ps zero3_lb(const work_cfg *c, uint32_t s, double ingress) {
-  uint32_t p = c->dp * c->cp;
-  if (c->dp_mode != WORK_DP_ZERO || c->zero_stage < 3 || p <= 1 || ingress <= 0)
-    return 0;
+static ts_time_ps zero3_lb(const work_cfg *c, uint32_t s,
+                           const ts_step_bound_params *bp) {
+  uint32_t p = c->dp * c->cp, k = bp->host_members[TS_GROUP_GRAD];
+  double in = bp->ingress_bps, hin = bp->host_in_bps;
+  if (c->dp_mode != WORK_DP_ZERO || c->zero_stage < 3 || p <= 1) return 0;
   double dense, expert;
   work_stage_params(c, s, &dense, &expert);
   if (dense <= 0) return 0;
   /* work_comm.c's buckets: full buckets of bsz, then the rest */
   uint64_t total = ts_double_to_u64_sat(dense * 2);
   uint64_t bsz = c->dp_bucket ? c->dp_bucket : 1;
-  ts_time_ps full = kind_lb(TS_COLL_ALL_GATHER, bsz, p, ingress);
+  ts_time_ps full = kind_lb(TS_COLL_ALL_GATHER, bsz, p, k, in, hin);
   return (ts_time_ps)(total / bsz) * full +
-         kind_lb(TS_COLL_ALL_GATHER, total % bsz, p, ingress);
+         kind_lb(TS_COLL_ALL_GATHER, total % bsz, p, k, in, hin);
 }
 
 /* Per stage the forward (fb[0]) and backward + recompute (fb[1]) time of
@@ -255,7 +278,7 @@ static void stage_sums(const work_cfg *c, const ts_op *ops, size_t n,
 }
 
 int ts_work_step_bound_quick(const ts_workload *w, const ts_gpu_model *gpu,
-                             double ingress_bps, ts_time_ps *out) {
+                             const ts_step_bound_params *bp, ts_time_ps *out) {
   work_cfg c;
   work_derive(w, &c);
   *out = 0;
@@ -263,7 +286,7 @@ int ts_work_step_bound_quick(const ts_workload *w, const ts_gpu_model *gpu,
   uint32_t m = work_microbatches(&c);
   if (c.schedule == WORK_INTERLEAVED && (!c.pp || m % c.pp)) return 0;
   ts_time_ps start = 0, chain_b = 0, o0 = 0, best = 0, tp_blk;
-  tp_block_lb(&c, ingress_bps, &tp_blk);
+  tp_block_lb(&c, bp, &tp_blk);
   uint8_t *seen = malloc(c.layers + 1);
   if (!seen) return TS_ENOMEM;
   for (uint32_t s = 0; s < c.pp; s++) {
@@ -277,7 +300,7 @@ int ts_work_step_bound_quick(const ts_workload *w, const ts_gpu_model *gpu,
     ts_time_ps sum[2] = {0, 0}, sum0[2] = {0, 0}, o = 0;
     stage_sums(&c, ops, n, s, tp_blk, seen, sum, sum0, &o);
     free(ops);
-    ts_time_ps z3 = zero3_lb(&c, s, ingress_bps);
+    ts_time_ps z3 = zero3_lb(&c, s, bp);
     ts_time_ps f = sum[0] + z3, b = sum[1] + z3, f0 = sum0[0] + z3,
                b0 = sum0[1] + (work_chunks(&c) == 1 ? z3 : 0);
     if (!s) o0 = o;
