@@ -232,11 +232,71 @@ static void check_host_term(ts_workload *w, const ts_topo *t,
     if (pr->ins[k].op == TS_SI_COLL && pr->ins[k].group == TS_GROUP_GRAD &&
         pr->ins[k].kind == TS_COLL_ALL_GATHER)
       want += (ts_time_ps)((double)pr->ins[k].val * (p - K) / p / host_in * 1e12);
-  if (qh - q0 != want)
-    fail_msg("tp %u dp %u (K %u of %u): host term %llu ps, expected %llu ps",
-             m->tp, m->dp, K, p, (unsigned long long)(qh - q0),
-             (unsigned long long)want);
-  *verified += want > 0;
+  /* unless the host volume term (check_volume_term) is larger */
+  ts_step_bound_params bp;
+  memset(&bp, 0, sizeof bp);
+  bp.host_in_bps = host_in;
+  assert_int_equal(ts_work_host_members(w, t, bp.host_members, &bp.host_gpus), 0);
+  assert_int_equal(bp.host_members[TS_GROUP_GRAD], K);
+  ts_time_ps vol = ts_work_step_bound_volume(w, &bp);
+  if (qh != (q0 + want > vol ? q0 + want : vol))
+    fail_msg("tp %u dp %u (K %u of %u): host term %llu ps, expected %llu ps "
+             "(volume %llu ps)", m->tp, m->dp, K, p, (unsigned long long)(qh - q0),
+             (unsigned long long)want, (unsigned long long)vol);
+  *verified += want > 0 && q0 + want > vol;
+  ts_step_progs_free(&P);
+  ts_mapping_free(map);
+}
+
+/* The host volume term (ts_work_step_bound_volume) on a mapping with one
+ * stage whose gradient groups leave their host, recomputed from the
+ * compiled program and ts_work_map's labels: over the gradient groups with
+ * k members on rank 0's host, every instance the program issues on the
+ * gradient group must move, through that host's links, at least (egress /
+ * ingress) all-reduce S / S, reduce-scatter S (p-k)/p / S k/p, all-gather
+ * S k/p / S (p-k)/p; the term is the larger sum / host_in. Doubling any
+ * part of it fails (2 ps of rounding allowed). */
+static void check_volume_term(ts_workload *w, const ts_topo *t,
+                              const ts_sweep_map *m, double host_in,
+                              uint32_t *verified) {
+  ts_diag d;
+  ts_diag_clear(&d);
+  ts_mapping *map = NULL;
+  assert_int_equal(ts_sweep_apply(w, m, 16, &d), 0);
+  assert_int_equal(ts_work_map(w, t, &map, &d), 0);
+  ts_step_bound_params bp;
+  memset(&bp, 0, sizeof bp);
+  bp.host_in_bps = host_in;
+  uint32_t p = ts_mapping_group_size(map, TS_GROUP_GRAD), n = ts_mapping_ranks(map);
+  int32_t h0 = ts_mapping_rank(map, 0)->host;
+  uint32_t *k = calloc(n, sizeof *k); /* members on host 0, per group id */
+  assert_non_null(k);
+  for (uint32_t r = 0; r < n; r++) {
+    const ts_rank_label *lb = ts_mapping_rank(map, r);
+    bp.host_gpus += lb->host == h0;
+    if (lb->host == h0) k[lb->group[TS_GROUP_GRAD]]++;
+  }
+  ts_step_progs P;
+  assert_int_equal(ts_step_compile(w, t, map, &P, &d), 0);
+  const ts_step_prog *pr = &P.prog[0];
+  double eg = 0, in = 0;
+  for (uint32_t g = 0; g < n; g++) {
+    if (k[g] > bp.host_members[TS_GROUP_GRAD]) bp.host_members[TS_GROUP_GRAD] = k[g];
+    for (uint32_t i = 0; k[g] && i < pr->n; i++) {
+      const ts_step_ins *x = &pr->ins[i];
+      if (x->op != TS_SI_COLL || x->group != TS_GROUP_GRAD) continue;
+      double S = (double)x->val, on = S * k[g] / p, off = S - on;
+      eg += x->kind == TS_COLL_ALL_REDUCE ? S : x->kind == TS_COLL_REDUCE_SCATTER ? off : on;
+      in += x->kind == TS_COLL_ALL_REDUCE ? S : x->kind == TS_COLL_REDUCE_SCATTER ? on : off;
+    }
+  }
+  double want = (eg > in ? eg : in) / host_in * 1e12;
+  ts_time_ps got = ts_work_step_bound_volume(w, &bp);
+  if (!(fabs((double)got - want) <= 2))
+    fail_msg("tp %u dp %u z%u: volume term %llu ps, expected %.0f ps", m->tp,
+             m->dp, m->zero, (unsigned long long)got, want);
+  *verified += got > 0;
+  free(k);
   ts_step_progs_free(&P);
   ts_mapping_free(map);
 }
@@ -296,7 +356,7 @@ static void test_bound_below_step(void **state) {
     assert_int_equal(ts_faults_resolve(&f[k], t, &d), 0);
   }
   uint32_t above_free = 0, quick_tp = 0, quick_z3 = 0, quick_host = 0;
-  uint32_t quick_host_exact = 0;
+  uint32_t quick_host_exact = 0, volume_exact = 0;
   for (uint32_t i = 0; i < z.n; i++) {
     ts_time_ps b0, b;
     uint64_t key[2];
@@ -333,6 +393,8 @@ static void test_bound_below_step(void **state) {
     quick_host += qc > qg;
     if (z.maps[i].zero >= 3 && z.maps[i].pp == 1 && z.maps[i].dp > 1)
       check_host_term(w, t, &z.maps[i], host_in, &quick_host_exact);
+    if (z.maps[i].pp == 1 && z.maps[i].dp > 1 && z.maps[i].tp * z.maps[i].dp > 8)
+      check_volume_term(w, t, &z.maps[i], host_in, &volume_exact);
     quick_tp += z.maps[i].tp > 1 && qc > q;
     quick_z3 += z.maps[i].tp == 1 && z.maps[i].zero >= 3 && qc > q;
     ts_step_opts o;
@@ -377,6 +439,13 @@ static void test_bound_below_step(void **state) {
     z3_span += z.maps[i].zero >= 3 && z.maps[i].dp > 1 && z.maps[i].tp * z.maps[i].dp > 8;
   assert_int_equal(quick_host, z3_span);
   assert_true(quick_host_exact > 0 && quick_host_exact <= z3_span);
+  /* the volume term, to the ps, on every one-stage mapping whose gradient
+   * groups leave their host, each ZeRO stage (0-3) among them */
+  uint32_t vol_span = 0;
+  for (uint32_t i = 0; i < z.n; i++)
+    vol_span += z.maps[i].pp == 1 && z.maps[i].dp > 1 && z.maps[i].tp * z.maps[i].dp > 8;
+  assert_int_equal(volume_exact, vol_span);
+  assert_true(vol_span >= 4);
   for (int k = 0; k < 4; k++) ts_faults_free(&f[k]);
   ts_sweep_set_free(&z);
   ts_topo_free(t);

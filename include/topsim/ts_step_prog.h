@@ -92,14 +92,17 @@ void ts_step_progs_free(ts_step_progs *p);
 /* What ts_step_bound may assume about the fabric: group_size[g] is the
  * size of every group of kind g; ingress_bps is at least the capacity of
  * all link directions entering any one GPU (0: collectives cost nothing);
- * host_in_bps at least that of all link directions entering any one host
- * from outside it, and host_members[g] at least the members any group of
- * kind g has on one host (either 0: no host term). */
+ * host_in_bps at least that of all link directions entering (and, links
+ * having one bandwidth per direction, leaving) any one host, and
+ * host_members[g] at least the members any group of kind g has on one
+ * host (either 0: no host term); host_gpus the ranks on one host (0:
+ * unknown; ts_work_step_bound_volume only). */
 typedef struct ts_step_bound_params {
   uint32_t group_size[TS_GROUP_COUNT];
   double ingress_bps;
   double host_in_bps;
   uint32_t host_members[TS_GROUP_COUNT];
+  uint32_t host_gpus;
 } ts_step_bound_params;
 
 /* A lower bound on the step time ts_step_run gives for these programs
@@ -120,5 +123,14 @@ int ts_step_bound(const ts_step_progs *p, const ts_step_bound_params *bp,
  * not covered: DualPipe, MoE), TS_ENOMEM, or the error of ts_work_ops. */
 int ts_work_step_bound_quick(const ts_workload *w, const ts_gpu_model *gpu,
                              const ts_step_bound_params *bp, ts_time_ps *out);
+
+/* A lower bound on the step time from the DP traffic (ZeRO gradient
+ * reduce-scatters or all-reduces, weight all-gathers) that must cross one
+ * host's links during the step: bytes / bp->host_in_bps (docs/model.md
+ * "Step lower bound"); 0 when it does not apply (bp's host terms unknown,
+ * FSDP/HSDP, every gradient group inside a host). ts_work_step_bound_quick
+ * includes it; ts_step_bound does not (the sweep takes the larger). */
+ts_time_ps ts_work_step_bound_volume(const ts_workload *w,
+                                     const ts_step_bound_params *bp);
 
 #endif

@@ -214,8 +214,10 @@ int ts_sweep_bound(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
       bp.group_size[g] = ts_mapping_group_size(map, (ts_group)g);
     bp.ingress_bps = ingress_bps;
     bp.host_in_bps = host_in_bps;
-    rc = ts_work_host_members(w, t, bp.host_members);
+    rc = ts_work_host_members(w, t, bp.host_members, &bp.host_gpus);
     if (!rc) rc = ts_step_bound(&P, &bp, out);
+    ts_time_ps vol = rc ? 0 : ts_work_step_bound_volume(w, &bp);
+    if (vol > *out) *out = vol;
     sim_key(&P, m, key);
   }
   ts_step_progs_free(&P);
@@ -247,7 +249,8 @@ int ts_sweep_bound_quick(ts_workload *w, const ts_topo *t, const ts_sweep_map *m
   memset(&bp, 0, sizeof bp);
   bp.ingress_bps = ingress_bps;
   bp.host_in_bps = host_in_bps;
-  if (!rc && host_in_bps > 0) rc = ts_work_host_members(w, t, bp.host_members);
+  if (!rc && host_in_bps > 0)
+    rc = ts_work_host_members(w, t, bp.host_members, &bp.host_gpus);
   if (!rc) rc = ts_work_step_bound_quick(w, g, &bp, out);
   if (rc) *out = 0;
   return 0;

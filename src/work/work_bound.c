@@ -277,6 +277,61 @@ static void stage_sums(const work_cfg *c, const ts_op *ops, size_t n,
   }
 }
 
+/* ---- the host volume term ---------------------------------------------
+ *
+ * Whatever the order and the algorithm, the DP traffic of a step moves
+ * inside the step: every byte that must leave (or enter) a host H crosses
+ * its cut, whose link directions add up to <= host_in each way, so
+ * step >= max(egress_H, ingress_H) / host_in. Per gradient group with k
+ * members on H (p members, k < p; S = the stage's dense gradients, params
+ * x grad bytes; W its bf16 weights, params x 2) and per instance:
+ *   all-reduce of S: egress >= S (every element of the result off H
+ *     depends on H's inputs: one value per element leaves), ingress >= S;
+ *   reduce-scatter of S: egress >= S (p-k)/p (the shards of the members
+ *     off H each need H's partial sums), ingress >= S k/p;
+ *   all-gather of W: egress >= W k/p (H's shards, each needed off H),
+ *     ingress >= W (p-k)/p.
+ * Over the groups on H (n ranks, each group <= K members there, so at
+ * least g = ceil(n/K) groups, sum k = n): sum (p-k)/p = g' - n/p >= g - n/p
+ * with g' the real count. work_comm.c's dp_comm issues per step (m
+ * micro-batches): ZeRO 0 one all-reduce of S; ZeRO 1 one reduce-scatter
+ * of S and one all-gather of W; ZeRO 2 the reduce-scatter every
+ * micro-batch; ZeRO 3 also two all-gathers of W every micro-batch, each in
+ * dp_bucket buckets that add up to the totals. S and W are taken at the
+ * smallest stage (H may hold any stage). Every quantity is a lower bound
+ * on bytes the simulation moves through H's links within the step, so the
+ * term is a lower bound under any fault, straggler or contention. */
+ts_time_ps ts_work_step_bound_volume(const ts_workload *w,
+                                     const ts_step_bound_params *bp) {
+  work_cfg c;
+  work_derive(w, &c);
+  uint32_t p = c.dp * c.cp, K = bp->host_members[TS_GROUP_GRAD], n = bp->host_gpus;
+  if (c.dp_mode != WORK_DP_ZERO || bp->host_in_bps <= 0 || !K || K >= p || !n)
+    return 0;
+  double dense = -1, expert;
+  for (uint32_t s = 0; s < c.pp; s++) {
+    double d;
+    work_stage_params(&c, s, &d, &expert);
+    if (dense < 0 || d < dense) dense = d;
+  }
+  if (dense <= 0) return 0;
+  double S = (double)ts_double_to_u64_sat(dense * (c.grad_dtype == WORK_GRAD_FP32 ? 4 : 2));
+  double W = (double)ts_double_to_u64_sat(dense * 2);
+  double g = (double)((n + K - 1) / K), off = g - (double)n / p, on = (double)n / p;
+  double m = work_microbatches(&c), e, in;
+  if (c.zero_stage == 0) {
+    e = in = g * S;
+  } else {
+    double rs = c.zero_stage >= 2 ? m : 1, ag = c.zero_stage >= 3 ? 2 * m : 1;
+    e = rs * S * off + ag * W * on;
+    in = rs * S * on + ag * W * off;
+  }
+  double bytes = e > in ? e : in;
+  /* floor, and one ps per byte-rounding doubt: a lower bound still */
+  double t = bytes / bp->host_in_bps * 1e12;
+  return t > 1 ? (ts_time_ps)t - 1 : 0;
+}
+
 int ts_work_step_bound_quick(const ts_workload *w, const ts_gpu_model *gpu,
                              const ts_step_bound_params *bp, ts_time_ps *out) {
   work_cfg c;
@@ -311,6 +366,7 @@ int ts_work_step_bound_quick(const ts_workload *w, const ts_gpu_model *gpu,
     chain_b += b0;
   }
   free(seen);
-  *out = best;
+  ts_time_ps vol = ts_work_step_bound_volume(w, bp);
+  *out = best > vol ? best : vol;
   return 0;
 }

@@ -396,8 +396,9 @@ static void count_host_members(const int32_t *host, uint32_t n,
 }
 
 int ts_work_host_members(const ts_workload *w, const ts_topo *t,
-                         uint32_t out[TS_GROUP_COUNT]) {
+                         uint32_t out[TS_GROUP_COUNT], uint32_t *host_gpus) {
   memset(out, 0, TS_GROUP_COUNT * sizeof *out);
+  *host_gpus = 0;
   work_cfg c;
   work_derive(w, &c);
   int perm[WORK_D_COUNT];
@@ -433,6 +434,8 @@ int ts_work_host_members(const ts_workload *w, const ts_topo *t,
   for (int g = 0; g < TS_GROUP_COUNT; g++)
     if (group_dims[g]) /* HSDP shard/replica (0): left unknown */
       count_host_members(host, n, id + (size_t)g * n, cnt, &out[g]);
+  for (uint32_t r = 0; out[TS_GROUP_TP] && r < n; r++) /* known layout */
+    *host_gpus += host[r] == host[0];
   free(cnt);
   free(id);
   free(host);
