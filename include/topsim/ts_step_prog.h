@@ -125,12 +125,13 @@ int ts_work_step_bound_quick(const ts_workload *w, const ts_gpu_model *gpu,
                              const ts_step_bound_params *bp, ts_time_ps *out);
 
 /* A lower bound on the step time from the DP traffic (ZeRO gradient
- * reduce-scatters or all-reduces, weight all-gathers) that must cross one
+ * reduce-scatters or all-reduces, weight all-gathers) and the CP K/V
+ * collectives (counted from the ops on GPU model gpu) that must cross one
  * host's links during the step: bytes / bp->host_in_bps (docs/model.md
  * "Step lower bound"); 0 when it does not apply (bp's host terms unknown,
- * FSDP/HSDP, every gradient group inside a host). ts_work_step_bound_quick
+ * FSDP/HSDP, every group inside a host). ts_work_step_bound_quick
  * includes it; ts_step_bound does not (the sweep takes the larger). */
-ts_time_ps ts_work_step_bound_volume(const ts_workload *w,
+ts_time_ps ts_work_step_bound_volume(const ts_workload *w, const ts_gpu_model *gpu,
                                      const ts_step_bound_params *bp);
 
 #endif

@@ -197,6 +197,18 @@ static void sim_key(const ts_step_progs *P, const ts_sweep_map *m, uint64_t key[
   key[0] = h.a, key[1] = h.b;
 }
 
+/* The GPU model every rank of the first gpus GPUs has, or NULL when they
+ * differ (the quick bound then stays out of it). */
+static const ts_gpu_model *one_model(const ts_topo *t, uint32_t gpus) {
+  const uint32_t *ids;
+  uint32_t ng = ts_topo_gpus(t, &ids);
+  if (!ng) return NULL;
+  uint32_t model = ts_topo_node(t, ids[0])->model;
+  for (uint32_t i = 1; i < ng && i < gpus; i++)
+    if (ts_topo_node(t, ids[i])->model != model) return NULL;
+  return ts_topo_gpu_model(t, model);
+}
+
 int ts_sweep_bound(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
                    uint32_t gpus, double ingress_bps, double host_in_bps,
                    ts_time_ps *out, uint64_t key[2], ts_diag *d) {
@@ -216,25 +228,14 @@ int ts_sweep_bound(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
     bp.host_in_bps = host_in_bps;
     rc = ts_work_host_members(w, t, bp.host_members, &bp.host_gpus);
     if (!rc) rc = ts_step_bound(&P, &bp, out);
-    ts_time_ps vol = rc ? 0 : ts_work_step_bound_volume(w, &bp);
+    const ts_gpu_model *g = one_model(t, gpus);
+    ts_time_ps vol = rc || !g ? 0 : ts_work_step_bound_volume(w, g, &bp);
     if (vol > *out) *out = vol;
     sim_key(&P, m, key);
   }
   ts_step_progs_free(&P);
   ts_mapping_free(map);
   return rc;
-}
-
-/* The GPU model every rank of the first gpus GPUs has, or NULL when they
- * differ (the quick bound then stays out of it). */
-static const ts_gpu_model *one_model(const ts_topo *t, uint32_t gpus) {
-  const uint32_t *ids;
-  uint32_t ng = ts_topo_gpus(t, &ids);
-  if (!ng) return NULL;
-  uint32_t model = ts_topo_node(t, ids[0])->model;
-  for (uint32_t i = 1; i < ng && i < gpus; i++)
-    if (ts_topo_node(t, ids[i])->model != model) return NULL;
-  return ts_topo_gpu_model(t, model);
 }
 
 int ts_sweep_bound_quick(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
