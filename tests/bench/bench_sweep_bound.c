@@ -48,7 +48,7 @@ int main(int argc, char **argv) {
          host_in / 1e9);
   static const char *const what[3] = {"compute alone",
                                       "compute + blocking TP and ZeRO 3",
-                                      "... + host NIC term"};
+                                      "... + host terms (gathers, volume)"};
   for (int pass = 0; pass < 3; pass++) {
     double in = pass ? ingress : 0, hin = pass == 2 ? host_in : 0, lo = 0;
     uint32_t below[8] = {0};
