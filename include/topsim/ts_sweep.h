@@ -149,7 +149,9 @@ double ts_sweep_ingress(const ts_topo *t, uint32_t gpus);
  * of memory): no host term. */
 double ts_sweep_host_ingress(const ts_topo *t, uint32_t gpus);
 /* Maps and compiles mapping m and sets *out to a lower bound on the step
- * time ts_sweep_simulate would give (ts_step_bound) and key[] to a hash of
+ * time ts_sweep_simulate would give (the larger of ts_step_bound, with
+ * the host terms when host_in_bps > 0, and ts_work_step_bound_volume)
+ * and key[] to a hash of
  * everything that decides that simulation (compiled programs, reported
  * facts, rank layout): equal keys, equal simulated rows. 0 or the error
  * of mapping or compiling (d says why). */
