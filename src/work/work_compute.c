@@ -67,14 +67,18 @@ static ts_time_ps roofline(const op_list *L, double flops, double bytes,
   int fp8 = c->dtype == WORK_FP8 && L->gpu->fp8_flops > 0 && e == EFF_GEMM;
   double peak = fp8 ? L->gpu->fp8_flops : L->gpu->bf16_flops;
   double eff = e == EFF_ATTN ? c->eff_attn : c->eff_gemm;
-  if (L->gm > 0) eff *= work_gemm_shape_eff(L->gpu, L->gm, L->gn, L->gg);
+  int bwd = ph == TS_PHASE_BWD;
+  /* a backward GEMM is two GEMMs of their own output shapes, the data
+   * gradient (M x K) and the weight gradient (K x N), half the FLOPs each */
+  if (L->gm > 0)
+    eff *= bwd ? work_gemm_bwd_shape_eff(L->gpu, L->gm, L->gn, L->gk, L->gg)
+               : work_gemm_shape_eff(L->gpu, L->gm, L->gn, L->gg);
   if (fp8) eff *= work_fp8_gemm_rel();
   double tc = peak > 0 ? flops / (peak * eff) : 0;
   double bw = L->gpu->hbm_bandwidth * c->eff_mem;
   /* each output tile is written after its K loop (the epilogue): at the
    * SM's share of HBM bandwidth that is the whole output over bw, serial
    * with the FLOPs, and not sped up by FP8 (work_eff.c) */
-  int bwd = ph == TS_PHASE_BWD;
   if (L->gm > 0 && bw > 0 && tc > 0)
     tc += work_epilogue_bytes(L->gm, L->gn, L->gk, L->gg, bwd) / bw;
   double tm = bw > 0 ? bytes / bw : 0;

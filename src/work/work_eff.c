@@ -9,6 +9,15 @@
  *   wave quantization  tiles / (ceil(tiles / SMs) SMs): the last wave of
  *                      tiles leaves SMs idle (the guide's example: 108 SMs
  *                      of an A100, a GEMM of 109 tiles takes two waves).
+ * The backward of a GEMM of M x N outputs and inner dimension K runs two
+ * GEMMs of the same FLOPs, each quantized on its own outputs: the data
+ * gradient dX = dY W^T (M x K) and the weight gradient dW = X^T dY (K x N);
+ * their combined efficiency is the harmonic mean of the two. GPT-3 175B's
+ * QKV on TP 4 (M = 2048 tokens, N = 9216, K = 12288, 132 SMs): forward 576
+ * tiles in 5 waves (0.873), data gradient 768 tiles in 6 (0.970), weight
+ * gradient 3456 in 27 (0.970); its output projection (N = 12288, K = 3072)
+ * the other way round: forward 0.970, data gradient 192 tiles in 2 waves
+ * (0.727).
  * Grouped GEMMs (G experts of the same shape, one launch) quantize over
  * the G x tiles of the group. The product of both factors multiplies the
  * large-GEMM efficiency of the workload (efficiency.gemm, default 0.7),
@@ -95,6 +104,13 @@ double work_gemm_shape_eff(const ts_gpu_model *g, double M, double N,
   double tiles = tm * tn * ceil(groups), sms = work_gpu_sms(g);
   double wave = sms > 0 ? tiles / (ceil(tiles / sms) * sms) : 1.0;
   return tile * wave;
+}
+
+double work_gemm_bwd_shape_eff(const ts_gpu_model *g, double M, double N,
+                               double K, double groups) {
+  double d = work_gemm_shape_eff(g, M, K, groups); /* data gradient */
+  double w = work_gemm_shape_eff(g, K, N, groups); /* weight gradient */
+  return 2.0 / (1.0 / d + 1.0 / w);
 }
 
 double work_launch_gap_s(void) { return 1e-6; }

@@ -110,6 +110,10 @@ uint32_t work_chunks(const work_cfg *c); /* virtual stages per rank (>= 1) */
  * gap between back-to-back kernels, seconds. */
 uint32_t work_gpu_sms(const ts_gpu_model *g);
 double work_gemm_shape_eff(const ts_gpu_model *g, double M, double N, double groups);
+/* The same for the backward of that GEMM (inner dimension K): the harmonic
+ * mean of its data-gradient (M x K) and weight-gradient (K x N) shapes. */
+double work_gemm_bwd_shape_eff(const ts_gpu_model *g, double M, double N,
+                               double K, double groups);
 double work_launch_gap_s(void);
 /* Bytes a GEMM's epilogues write after their K loops (BF16 outputs):
  * forward M x N, backward M x K + K x N (data and weight gradients). */
