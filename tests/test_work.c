@@ -973,6 +973,41 @@ static void test_fp8_cast_roofline(void **st) {
   ts_workload_free(w);
 }
 
+/* Causal attention blocks (work_eff.c): the seed model (s = 4096, h = 8192,
+ * t = 8, b = 1) on an A100. The causal score op counts s(s+1)/2 pairs,
+ * 2 * b * s(s+1)/2 * h / t FLOPs, and runs the (s/128)(s/128 + 1)/2 = 528
+ * blocks of 128 x 128 pairs FlashAttention computes: at the attention
+ * efficiency 0.5 times (s + 1) / (s + 128) = 4097 / 4224 = 0.96993, plus
+ * the 1 us launch gap (compute-bound: bytes 2(Th/t + Th/t) = 16 MiB take
+ * 10 us at 0.8 x 2039 GB/s against 1.1 ms of FLOPs). Full attention (no
+ * mask) keeps 0.5; a sliding window keeps 0.5 too. */
+static void test_causal_attention_blocks(void **st) {
+  (void)st;
+  ts_gpu_model a100 = {"A100", 312e12, 0, 80000000000ull, 2039e9, 108};
+  ts_workload *w = load_text(seed_yaml);
+  double s = 4096, h = 8192, t = 8;
+  const char *mode[] = {"causal", "full"};
+  for (int i = 0; i < 2; i++) {
+    tu_set(w, "attention", mode[i]);
+    ts_op *ops;
+    size_t n;
+    assert_int_equal(ts_work_ops(w, &a100, 0, 0, &ops, &n), 0);
+    double pairs = i == 0 ? s * (s + 1) / 2 : s * s;
+    double eff = 0.5 * (i == 0 ? 4097.0 / 4224 : 1.0);
+    double fl = 2 * pairs * h / t;
+    size_t k = 0;
+    while (k < n && !(ops[k].kind == TS_OP_ATTN_SCORE && ops[k].layer == 0 &&
+                      ops[k].phase == TS_PHASE_FWD))
+      k++;
+    assert_true(k < n);
+    assert_true(fabs(ops[k].flops - fl) < 1);
+    double want = (fl / (312e12 * eff) + 1e-6) * 1e12;
+    assert_true(fabs((double)ops[k].time - want) <= 1);
+    free(ops);
+  }
+  ts_workload_free(w);
+}
+
 /* MoE, 64-way EP over 8 DGX nodes of the 1-SU SuperPOD (first 64 GPUs),
  * 256 experts, top-8, uniform routing. Unlimited: each token sends 8 pairs,
  * 7/8 of them off-node: 7 copies of h*2 bytes. Node-limited M = 4, deduped
@@ -1223,6 +1258,7 @@ int main(void) {
       cmocka_unit_test(test_attention_mask),
       cmocka_unit_test(test_roofline_layer),
       cmocka_unit_test(test_fp8_cast_roofline),
+      cmocka_unit_test(test_causal_attention_blocks),
       cmocka_unit_test(test_moe_node_limited),
       cmocka_unit_test(test_overrides),
       cmocka_unit_test(test_load_errors),

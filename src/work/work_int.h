@@ -121,6 +121,10 @@ double work_epilogue_bytes(double M, double N, double K, double groups,
                            int bwd);
 /* FP8 GEMM efficiency relative to BF16's, against the FP8 peak (0.875). */
 double work_fp8_gemm_rel(void);
+/* Fraction of the (query, key) blocks a fused causal attention kernel
+ * computes that the mask keeps (128 x 128 blocks, the diagonal ones run
+ * whole): (s + 1) / (s + 128) for a causal layer, 1 otherwise. */
+double work_attn_block_eff(const work_cfg *c, uint32_t layer);
 /* Transformer Engine's amax history length (DelayedScaling default). */
 #define WORK_FP8_AMAX_HISTORY 1024.0
 /* HBM bytes of the FP8 casts around one GEMM (work_eff.c): 4 bytes per
