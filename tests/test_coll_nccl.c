@@ -97,10 +97,16 @@ static void ring_closed_forms(void **state) {
  * channels rotated over the NICs): NCCL's tree is a chain inside each host
  * and a tree across, 2 (7 a_i + 1 a_n) step latencies at the tree's hwLat
  * (NVLink 0.6 / 1.25 / 4.0, network 5.0 / 8.5 / 14 us), then S / algbw,
- * algbw = busBw / 2 (tuning.cc):
+ * algbw A = busBw / 2 (tuning.cc):
  *   Simple: busBw = min(8 x 24 x 0.92, 8 x 23.6) = 176.64 GB/s
  *   LL128:  min(176.64 x 120/128, 8 x 20) = 160      (algbw 80)
  *   LL:     min(176.64 / 3.8, llMaxBw 22.5) = 22.5   (algbw 11.25)
+ * plus the pipeline fill: the first chunk c (tree_chunks: Simple 512 KiB
+ * = S/8 here, LL128 72,000, LL 32 KiB) crosses 14 NVLink and 2 network
+ * hops at the link rates on the wire (payload / e, e = A / 137.14 GB/s,
+ * the lowering's NVLink: 240 / (2 x 7/8)), after which the channels
+ * stream: S / A + (fill - 8 c / A) x 2 / (k + 1) for k > 1 chunks per
+ * channel (LL128 k = 8, LL 16; Simple k = 1: the whole fill, no streaming).
  * On one channel (the step model's unrotated ring) Simple is
  * min(24 x 0.92, 23.6) = 22.08. */
 static void tree_two_hosts(void **state) {
@@ -111,12 +117,17 @@ static void tree_two_hosts(void **state) {
   p.channels = 8, p.ring_order = TS_COLL_RING_ROTATE;
   const double S = 4 << 20;
   assert_int_equal(coll_ntree_channels(c, &p), 8);
+  const double nv = 240.0 / 1.75, hop = 14 / 240e9 + 2 / 24e9;
   double t = ts_coll_predict(c, TS_COLL_ALL_REDUCE, (uint64_t)S, &p, TS_COLL_TREE, TS_COLL_SIMPLE);
-  assert_true(near(t, 12.4e-6 + 2 * (7 * 4.0e-6 + 14e-6) + S / (176.64e9 / 2), 1e-6));
+  assert_true(near(t, 12.4e-6 + 2 * (7 * 4.0e-6 + 14e-6) +
+                          524288 / (88.32 / nv) * hop, 1e-6));
   t = ts_coll_predict(c, TS_COLL_ALL_REDUCE, (uint64_t)S, &p, TS_COLL_TREE, TS_COLL_LL128);
-  assert_true(near(t, 18e-6 + 2 * (7 * 1.25e-6 + 8.5e-6) + S / 80e9, 1e-6));
+  assert_true(near(t, 18e-6 + 2 * (7 * 1.25e-6 + 8.5e-6) + S / 80e9 +
+                          (72000 / (80 / nv) * hop - 8 * 72000 / 80e9) * 2 / 9, 1e-6));
   t = ts_coll_predict(c, TS_COLL_ALL_REDUCE, (uint64_t)S, &p, TS_COLL_TREE, TS_COLL_LL);
-  assert_true(near(t, 10.8e-6 + 2 * (7 * 0.6e-6 + 5.0e-6) + S / 11.25e9, 1e-6));
+  assert_true(near(t, 10.8e-6 + 2 * (7 * 0.6e-6 + 5.0e-6) + S / 11.25e9 +
+                          (32768 / (11.25 / nv) * hop - 8 * 32768 / 11.25e9) * 2 / 17,
+                   1e-6));
   /* the lowering's efficiency: algbw over what its busiest link allows,
    * NVLink 240 / (2 x 7/8) = 137.1 GB/s (head and tail send one way) */
   double e = coll_eff(c, &p, TS_COLL_ALL_REDUCE, TS_COLL_TREE, TS_COLL_LL128, (uint64_t)S);

@@ -10,6 +10,7 @@
  * (NCCL's hwLat), and efficiency is the protocol's, capped as NCCL's tuner
  * caps it (coll_eff). NVLS replaces the per-step latencies by one NVLS
  * latency and runs at nvls_efficiency of the NVLink bandwidth. */
+#include <math.h>
 #include <string.h>
 
 #include "coll/coll.h"
@@ -365,6 +366,24 @@ double coll_ntree_cost(const ts_coll_comm *m, const ts_coll_params *p,
   double L = (double)m->n / m->nhosts, S = (double)bytes;
   double hops = 2 * ((L - 1) * ts_ps_to_s(p->tree_alpha_intra[q]) +
                      coll_log2_ceil(m->nhosts) * ts_ps_to_s(p->tree_alpha_inter[q]));
-  return ts_ps_to_s(coll_startup(p, TS_COLL_TREE, q)) + hops +
-         S / coll_ntree_algbw(m, p, q);
+  /* pipeline fill: the first chunk crosses every hop of the critical path
+   * (up and down) at its link's rate before the channel streams the rest,
+   * S/C - c at algbw / C. With k > 2 chunks per channel the links are not
+   * yet loaded while the pipeline fills, so later chunks catch up: the
+   * fill's excess over the streaming time shrinks as 2/(k+1) (read off
+   * the simulated lowering, tests/test_coll_run.c ntree_matches_cost). */
+  double e = coll_eff(m, p, TS_COLL_ALL_REDUCE, TS_COLL_TREE, q, bytes);
+  double C = coll_ntree_channels(m, p), c = S / C;
+  double chunk = (double)coll_ntree_chunk(m, p, q, bytes);
+  if (chunk < c) c = chunk;
+  double fill = 0;
+  if (e > 0 && p->bw_intra > 0)
+    fill += 2 * (L - 1) * c / e / p->bw_intra;
+  if (e > 0 && p->bw_inter > 0 && m->nhosts > 1)
+    fill += 2 * coll_log2_ceil(m->nhosts) * c / e / p->bw_inter;
+  double A = coll_ntree_algbw(m, p, q), k = ceil(S / C / chunk);
+  double excess = fill - c * C / A;
+  if (k > 1) excess *= 2 / (k + 1);
+  return ts_ps_to_s(coll_startup(p, TS_COLL_TREE, q)) + hops + S / A +
+         (excess > 0 ? excess : 0);
 }
