@@ -137,6 +137,23 @@ static void tree_two_hosts(void **state) {
   ts_coll_comm_free(c);
 }
 
+/* One DGX A100 host: NCCL's tree runs its 24 coll channels (chains
+ * rotated, 3 per GPU as head), busBw = min(240 x 0.92, 24 x 24) = 220.8
+ * GB/s (algbw 110.4), LL128 x 7/9 = 171.73 (under 24 x 20; algbw 85.87),
+ * and the lowering's NVLink reference is 240 / (2 x 7/8) as on two hosts. */
+static void tree_one_host(void **state) {
+  (void)state;
+  ts_coll_comm *c = one_host(8);
+  ts_coll_params p;
+  ampere_params(&p);
+  assert_int_equal(coll_ntree_channels(c, &p), 24);
+  assert_true(near(coll_ntree_algbw(c, &p, TS_COLL_SIMPLE), 110.4e9, 1e-9));
+  assert_true(near(coll_ntree_algbw(c, &p, TS_COLL_LL128), 220.8e9 * 7 / 9 / 2, 1e-9));
+  double e = coll_eff(c, &p, TS_COLL_ALL_REDUCE, TS_COLL_TREE, TS_COLL_SIMPLE, 1u << 30);
+  assert_true(near(e, 110.4 / (240 / 1.75), 1e-9));
+  ts_coll_comm_free(c);
+}
+
 /* NCCL's tree chunk (enqueue.cc) on 2 x 8 ranks, 8 channels: Simple one
  * 512 KiB step, LL 32 KiB; LL128 576,000 halved while a channel gets fewer
  * than 2.8 x 64 / 8 = 22.4 chunks (not below 131,072: 8 MiB stops at
@@ -525,6 +542,7 @@ int main(void) {
       cmocka_unit_test(generations),
       cmocka_unit_test(ring_closed_forms),
       cmocka_unit_test(tree_two_hosts),
+      cmocka_unit_test(tree_one_host),
       cmocka_unit_test(tree_chunks),
       cmocka_unit_test(tree_lowering),
       cmocka_unit_test(hier_beyond_two_hosts),

@@ -244,6 +244,8 @@ static double nvls_chunk_factor(const ts_coll_comm *m, const ts_coll_params *p,
 
 uint32_t coll_ntree_channels(const ts_coll_comm *m, const ts_coll_params *p) {
   if (m->nhosts > 1) return (uint32_t)ring_nics(m, p);
+  /* one host: NCCL's coll channels (24 on a DGX A100), chains rotated */
+  if (p->max_channels > 0) return p->max_channels;
   return p->channels > 0 ? p->channels : 1;
 }
 
@@ -272,12 +274,14 @@ double coll_ntree_algbw(const ts_coll_comm *m, const ts_coll_params *p,
 /* What the tree lowering moves at full efficiency, per second of S: an
  * interior chain member sends its channel's S/C up and down over NVLink,
  * the head and the tail only one of them, so with the chains rotated over
- * all L local ranks (C = L) a GPU sends 2 (L-1)/L S, else up to 2 S;
+ * all L local ranks (C a multiple of L) a GPU sends 2 (L-1)/L S, else up
+ * to 2 S;
  * across two hosts each of the G NICs carries S / G each way, beyond two
  * an interior host's head receives two children's sums (G bw_inter / 2). */
 static double tree_ref_bw(const ts_coll_comm *m, const ts_coll_params *p) {
   double L = (double)m->n / m->nhosts, C = coll_ntree_channels(m, p);
-  double nv = p->bw_intra / (C == L && L > 1 ? 2 * (L - 1) / L : 2);
+  int rot = L > 1 && fmod(C, L) == 0; /* every GPU heads C / L chains */
+  double nv = p->bw_intra / (rot ? 2 * (L - 1) / L : 2);
   if (m->nhosts <= 1) return nv;
   double nic = coll_ntree_channels(m, p) * p->bw_inter / (m->nhosts > 2 ? 2 : 1);
   return nic < nv ? nic : nv;
