@@ -26,16 +26,22 @@
  *   - a batch made only of departures re-rates only flows rated at least
  *     the least departed rate and the least dirty bottleneck's level D
  *     (flow_floor): slower flows keep their rates, and so do flows rated
- *     D whose bottleneck is clean (ties: s->tie).
+ *     D whose bottleneck is clean (ties: s->tie);
+ *   - such a batch starts from the flows bottlenecked at a dirty direction
+ *     and adds held flows only when they lose their bottleneck
+ *     (flow_local); each direction keeps the exact fixed-point sum of its
+ *     flows' rates (load, flow_set_rate) and the list of the flows it
+ *     bottlenecks (bhead).
  *
  * Costs: start O(hops); drain O(hops); a solve touches only the connected
  * component (flows linked through shared directions) of the dirty
  * directions: O(F_c * hops + D_c log D_c) for F_c flows over D_c
- * directions; after departures only the part of it linked through flows at
- * least as fast as the slowest departed one. Unrelated flows cost nothing.
- * Upgrade path if one giant component makes
- * solves slow: bound the re-solve to flows whose bottleneck share can move
- * (SimGrid's "selective update" goes the same way), or solve in parallel. */
+ * directions; after departures O(A * hops + D_A log D_A) for the A flows
+ * whose bottleneck moved (and those they push off theirs) over the D_A
+ * directions they cross, plus a walk of the directions that froze them.
+ * Unrelated flows cost nothing. Upgrade path: solve in parallel, or
+ * replay whole collectives that run alone (exec_step_run.c does it for
+ * TP groups). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,7 +97,6 @@ typedef struct fdir {
                            of arrivals, departures and rate changes */
   int64_t aload;        /* flow_local: the re-rated flows' part of load */
   uint32_t abn;         /* flow_local: re-rated flows it bottlenecked */
-  uint32_t aoff, acnt;  /* flow_local: its re-rated flows in s->alist */
   uint8_t dirty;
 } fdir;
 
@@ -105,9 +110,6 @@ typedef struct flow_state {
   uint32_t *dirty, ndirty, dirty_cap;
   uint32_t *cdirs, ncdirs, cdirs_cap;  /* component scratch */
   uint32_t *cflows, ncflows, cflows_cap;
-  uint32_t *alist, alist_cap;          /* flow_local: re-rated flows by
-                                          direction (aoff, acnt) */
-  int use_alist;                       /* flow_fill reads alist */
   uint32_t *heap, nheap;               /* capacity: ndirs */
   uint32_t stamp;
   int resolve_pending;
@@ -384,23 +386,9 @@ static void flow_fill_alone(flow_state *s, uint32_t fi) {
  * (rem-s)/(nun-1) >= rem/nun), so the heap is lazy: a key is a lower
  * bound of its direction's share and is refreshed only when it reaches
  * the top. Cost O(F_c * hops + D_c log D_c) plus one sift per refresh. */
-/* Freezes f at `share` with bottleneck d, unless it is done or kept. */
-static void fill_freeze(flow_state *s, flow *f, uint32_t d, double share) {
-  uint32_t st = s->stamp;
-  if (f->frozen == st || f->mark != st) return;
-  f->frozen = st;
-  f->new_rate = share;
-  f->nbneck = d;
-  for (uint32_t h = 0; h < f->hops; h++) {
-    fdir *fe = &s->dirs[s->mem[f->m0 + h].dir];
-    fe->rem -= share;
-    fe->nun--;
-    if (share > fe->amax) fe->amax = share;
-  }
-}
-
 static void flow_fill(ts_net *net) {
   flow_state *s = fs_of(net);
+  uint32_t st = s->stamp;
   s->nheap = 0;
   for (uint32_t i = 0; !net->cfg.full_solve && i < s->ncflows; i++)
     flow_fill_alone(s, s->cflows[i]);
@@ -424,12 +412,18 @@ static void flow_fill(ts_net *net) {
     if (s->nheap) heap_down(s, 0);
     if (!fd->nun) continue;
     fd->lvl = share;
-    if (s->use_alist) {
-      for (uint32_t k = fd->aoff; k < fd->aoff + fd->acnt; k++)
-        fill_freeze(s, &s->flows[s->alist[k]], d, share);
-    } else {
-      for (uint32_t m = fd->head; m != NET_NONE; m = s->mem[m].next)
-        fill_freeze(s, &s->flows[s->mem[m].flow], d, share);
+    for (uint32_t m = fd->head; m != NET_NONE; m = s->mem[m].next) {
+      flow *f = &s->flows[s->mem[m].flow];
+      if (f->frozen == st || f->mark != st) continue; /* done or kept */
+      f->frozen = st;
+      f->new_rate = share;
+      f->nbneck = d;
+      for (uint32_t h = 0; h < f->hops; h++) {
+        fdir *fe = &s->dirs[s->mem[f->m0 + h].dir];
+        fe->rem -= share;
+        fe->nun--;
+        if (share > fe->amax) fe->amax = share;
+      }
     }
     NET_ASSERT(fd->nun == 0, "bottleneck kept unfrozen flows");
   }
@@ -523,10 +517,9 @@ static int local_add(flow_state *s, uint32_t fi) {
 /* New stamp on the set in cflows; the directions they cross into cdirs,
  * each with the capacity the held flows leave (rem: its exact load less
  * the re-rated flows' part), its count of re-rated flows (nun) and of
- * those it bottlenecked so far (abn), and the flows by direction (alist)
- * for flow_fill. O(re-rated flows x hops); only a
- * direction faster than FX_MAX_CAP is walked. 0 or TS_ENOMEM. */
-static int local_prepare(ts_net *net) {
+ * those it bottlenecked so far (abn). O(re-rated flows x hops); only a
+ * direction faster than FX_MAX_CAP is walked. */
+static void local_prepare(ts_net *net) {
   flow_state *s = fs_of(net);
   uint32_t st = ++s->stamp;
   s->ncdirs = 0;
@@ -547,22 +540,6 @@ static int local_prepare(ts_net *net) {
       fe->abn += f->bneck == e;
     }
   }
-  uint32_t off = 0;
-  for (uint32_t i = 0; i < s->ncdirs; i++) {
-    fdir *fd = &s->dirs[s->cdirs[i]];
-    fd->aoff = off;
-    fd->acnt = 0;
-    off += fd->nun;
-  }
-  if (net_grow((void **)&s->alist, &s->alist_cap, off, sizeof *s->alist))
-    return TS_ENOMEM;
-  for (uint32_t i = 0; i < s->ncflows; i++) {
-    const flow *f = &s->flows[s->cflows[i]];
-    for (uint32_t h = 0; h < f->hops; h++) {
-      fdir *fe = &s->dirs[s->mem[f->m0 + h].dir];
-      s->alist[fe->aoff + fe->acnt++] = s->cflows[i];
-    }
-  }
   for (uint32_t i = 0; i < s->ncdirs; i++) {
     uint32_t d = s->cdirs[i];
     fdir *fd = &s->dirs[d];
@@ -579,7 +556,6 @@ static int local_prepare(ts_net *net) {
     fd->lvl = -1;
     fd->amax = 0;
   }
-  return 0;
 }
 
 /* The check after a filling (see above), from what local_prepare and
@@ -641,10 +617,8 @@ static int flow_local(ts_net *net, double floor) {
   }
   for (uint32_t round = 0; s->ncflows; round++) {
     if (round == LOCAL_ROUNDS) return 1;
-    if (local_prepare(net)) return TS_ENOMEM;
-    s->use_alist = 1;
+    local_prepare(net);
     flow_fill(net);
-    s->use_alist = 0;
     uint32_t before = s->ncflows;
     int rc = local_check(net);
     if (rc) return rc;
@@ -964,7 +938,6 @@ static void flow_fini(ts_net *net) {
   free(s->dirty);
   free(s->cdirs);
   free(s->cflows);
-  free(s->alist);
   free(s->heap);
   free(s);
   net->bstate = NULL;
