@@ -336,8 +336,12 @@ static void flow_clear_bneck(flow_state *s, flow *f) {
  * the rates of the flows it bottlenecks, reset when the last of them
  * leaves). */
 static void flow_set_bneck(flow_state *s, flow *f, uint32_t d, double level) {
-  flow_clear_bneck(s, f);
   fdir *fd = &s->dirs[d];
+  if (f->bneck == d) { /* same list: only the level can move */
+    if (level < fd->blevel) fd->blevel = level;
+    return;
+  }
+  flow_clear_bneck(s, f);
   if (fd->nbn++ == 0 || level < fd->blevel) fd->blevel = level;
   uint32_t fi = (uint32_t)(f - s->flows);
   f->bneck = d;
@@ -712,10 +716,10 @@ static void flow_finish(ts_net *net, uint32_t fi) {
   flow_state *s = fs_of(net);
   flow *f = &s->flows[fi];
   if (f->bytes && f->rate < s->level) s->level = f->rate;
-  flow_set_rate(s, f, 0);
   flow_clear_bneck(s, f);
   for (uint32_t h = 0; f->bytes && h < f->hops; h++) {
     member *m = &s->mem[f->m0 + h];
+    s->dirs[m->dir].load -= f->fx; /* its rate leaves (flow_set_rate) */
     if (m->prev != NET_NONE) s->mem[m->prev].next = m->next;
     else s->dirs[m->dir].head = m->next;
     if (m->next != NET_NONE) s->mem[m->next].prev = m->prev;
@@ -723,6 +727,8 @@ static void flow_finish(ts_net *net, uint32_t fi) {
     net_dir_leave(net, m->dir);
     flow_mark_dirty(net, m->dir);
   }
+  f->fx = 0;
+  f->rate = 0;
   mem_release(s, f->m0, f->hops);
   f->state = FLOW_TAIL;
   f->ev = TS_SIM_NO_EVENT;
