@@ -99,4 +99,19 @@ for r in bnd:
     assert float(r["step_lower_bound_s"]) > tenth, (key(r), r["step_lower_bound_s"], tenth)
 EOF
 
+# The host term of the bound (docs/model.md "Step lower bound": ZeRO 3
+# weight all-gathers over a gradient group that spans hosts cross the
+# host's NICs) decides part of the cut here: without it (test hook
+# TOPSIM_SWEEP_NO_HOST_BOUND) the same top 10 costs more simulations.
+TOPSIM_SWEEP_NO_HOST_BOUND=1 "$bin" sweep "${big[@]}" --jobs 2 --csv "$tmp/bn.csv" >"$tmp/bn.txt" \
+  || note "bounded without the host term failed"
+cmp -s <(head -n 12 "$tmp/bx.txt") <(head -n 12 "$tmp/bn.txt") && ok \
+  || note "top 10 without the host term differs from --exhaustive"
+python3 - "$tmp/b1.csv" "$tmp/bn.csv" <<'EOF' && ok || note "the host term decides no mapping"
+import csv, sys
+sim = lambda f: sum(r["status"] == "ok" for r in csv.DictReader(open(f)))
+with_host, without = sim(sys.argv[1]), sim(sys.argv[2])
+assert with_host < without, (with_host, without)
+EOF
+
 lib_summary

@@ -93,20 +93,129 @@ static void ring_closed_forms(void **state) {
   ts_coll_comm_free(c);
 }
 
-/* Two hosts of 8: NCCL's tree is a chain inside each host and a tree
- * across: 2 (7 a_i + 1 a_n) step latencies, then 2 S / (bn e 0.92);
- * LL: e = min(1/3.8, 22.5 GB/s / bn) on two nodes. */
+/* Two hosts of 8 DGX A100 (NVLink 240 GB/s, one 24 GB/s NIC per GPU, 8
+ * channels rotated over the NICs): NCCL's tree is a chain inside each host
+ * and a tree across, 2 (7 a_i + 1 a_n) step latencies at the tree's hwLat
+ * (NVLink 0.6 / 1.25 / 4.0, network 5.0 / 8.5 / 14 us), then S / algbw,
+ * algbw A = busBw / 2 (tuning.cc):
+ *   Simple: busBw = min(8 x 24 x 0.92, 8 x 23.6) = 176.64 GB/s
+ *   LL128:  min(176.64 x 120/128, 8 x 20) = 160      (algbw 80)
+ *   LL:     min(176.64 / 3.8, llMaxBw 22.5) = 22.5   (algbw 11.25)
+ * plus the pipeline fill: the first chunk c (tree_chunks: Simple 512 KiB
+ * = S/8 here, LL128 72,000, LL 32 KiB) crosses 14 NVLink and 2 network
+ * hops at the link rates on the wire (payload / e, e = A / 137.14 GB/s,
+ * the lowering's NVLink: 240 / (2 x 7/8)), after which the channels
+ * stream: S / A + (fill - 8 c / A) x 2 / (k + 1) for k > 1 chunks per
+ * channel (LL128 k = 8, LL 16; Simple k = 1: the whole fill, no streaming).
+ * On one channel (the step model's unrotated ring) Simple is
+ * min(24 x 0.92, 23.6) = 22.08. */
 static void tree_two_hosts(void **state) {
   (void)state;
   ts_coll_comm *c = hosts_comm(2, 8);
   ts_coll_params p;
   ampere_params(&p);
+  p.channels = 8, p.ring_order = TS_COLL_RING_ROTATE;
   const double S = 4 << 20;
+  assert_int_equal(coll_ntree_channels(c, &p), 8);
+  const double nv = 240.0 / 1.75, hop = 14 / 240e9 + 2 / 24e9;
   double t = ts_coll_predict(c, TS_COLL_ALL_REDUCE, (uint64_t)S, &p, TS_COLL_TREE, TS_COLL_SIMPLE);
-  assert_true(near(t, 12.4e-6 + 2 * (7 * 3.4e-6 + 14e-6) + 2 * S / (24e9 * 0.92), 1e-9));
+  assert_true(near(t, 12.4e-6 + 2 * (7 * 4.0e-6 + 14e-6) +
+                          524288 / (88.32 / nv) * hop, 1e-6));
+  t = ts_coll_predict(c, TS_COLL_ALL_REDUCE, (uint64_t)S, &p, TS_COLL_TREE, TS_COLL_LL128);
+  assert_true(near(t, 18e-6 + 2 * (7 * 1.25e-6 + 8.5e-6) + S / 80e9 +
+                          (72000 / (80 / nv) * hop - 8 * 72000 / 80e9) * 2 / 9, 1e-6));
   t = ts_coll_predict(c, TS_COLL_ALL_REDUCE, (uint64_t)S, &p, TS_COLL_TREE, TS_COLL_LL);
-  double e = fmin(1 / 3.8, 22.5 / 24);
-  assert_true(near(t, 10.8e-6 + 2 * (7 * 0.6e-6 + 2.7e-6) + 2 * S / (24e9 * e * 0.92), 1e-9));
+  assert_true(near(t, 10.8e-6 + 2 * (7 * 0.6e-6 + 5.0e-6) + S / 11.25e9 +
+                          (32768 / (11.25 / nv) * hop - 8 * 32768 / 11.25e9) * 2 / 17,
+                   1e-6));
+  /* the lowering's efficiency: algbw over what its busiest link allows,
+   * NVLink 240 / (2 x 7/8) = 137.1 GB/s (head and tail send one way) */
+  double e = coll_eff(c, &p, TS_COLL_ALL_REDUCE, TS_COLL_TREE, TS_COLL_LL128, (uint64_t)S);
+  assert_true(near(e, 80.0 / (240.0 / 1.75), 1e-9));
+  p.channels = 1, p.ring_order = TS_COLL_RING_SAME;
+  assert_true(near(coll_ntree_algbw(c, &p, TS_COLL_SIMPLE), 22.08e9 / 2, 1e-9));
+  ts_coll_comm_free(c);
+}
+
+/* One DGX A100 host: NCCL's tree runs its 24 coll channels (chains
+ * rotated, 3 per GPU as head), busBw = min(240 x 0.92, 24 x 24) = 220.8
+ * GB/s (algbw 110.4), LL128 x 7/9 = 171.73 (under 24 x 20; algbw 85.87),
+ * and the lowering's NVLink reference is 240 / (2 x 7/8) as on two hosts. */
+static void tree_one_host(void **state) {
+  (void)state;
+  ts_coll_comm *c = one_host(8);
+  ts_coll_params p;
+  ampere_params(&p);
+  assert_int_equal(coll_ntree_channels(c, &p), 24);
+  assert_true(near(coll_ntree_algbw(c, &p, TS_COLL_SIMPLE), 110.4e9, 1e-9));
+  assert_true(near(coll_ntree_algbw(c, &p, TS_COLL_LL128), 220.8e9 * 7 / 9 / 2, 1e-9));
+  double e = coll_eff(c, &p, TS_COLL_ALL_REDUCE, TS_COLL_TREE, TS_COLL_SIMPLE, 1u << 30);
+  assert_true(near(e, 110.4 / (240 / 1.75), 1e-9));
+  ts_coll_comm_free(c);
+}
+
+/* NCCL's tree chunk (enqueue.cc) on 2 x 8 ranks, 8 channels: Simple one
+ * 512 KiB step, LL 32 KiB; LL128 576,000 halved while a channel gets fewer
+ * than 2.8 x 64 / 8 = 22.4 chunks (not below 131,072: 8 MiB stops at
+ * 72,000, 1 MiB/576,000 = 1 chunk), then fewer than 5.6 (not below 32,768:
+ * 1 MiB -> 36,000 -> 18,000; 8 MiB has 14 of 72,000: kept); 1 GiB keeps
+ * 576,000 (233 chunks per channel). */
+static void tree_chunks(void **state) {
+  (void)state;
+  ts_coll_comm *c = hosts_comm(2, 8);
+  ts_coll_params p;
+  ampere_params(&p);
+  p.channels = 8, p.ring_order = TS_COLL_RING_ROTATE;
+  assert_int_equal(coll_ntree_chunk(c, &p, TS_COLL_SIMPLE, 1 << 20), 524288);
+  assert_int_equal(coll_ntree_chunk(c, &p, TS_COLL_LL, 1 << 20), 32768);
+  assert_int_equal(coll_ntree_chunk(c, &p, TS_COLL_LL128, 8 << 20), 72000);
+  assert_int_equal(coll_ntree_chunk(c, &p, TS_COLL_LL128, 1 << 20), 18000);
+  assert_int_equal(coll_ntree_chunk(c, &p, TS_COLL_LL128, 1u << 30), 576000);
+  ts_coll_comm_free(c);
+}
+
+/* The tree lowering on 2 hosts of 4, 4 channels, LL128, S = 4 x 3 x 18,000
+ * B (each channel 54,000 B: chunk 18,000 by the rule above with ppn 4:
+ * 2.4 x 16 / 4 = 9.6 chunks wanted, so k = 3). Per channel 2 (n - 1) = 14
+ * edges of 3 chunks: 168 transfers, 2 x 7 x 54,000 payload bytes per
+ * channel; per channel 2 edges cross hosts (the heads, up and down), so 24
+ * inter-host transfers; only an edge's first chunk carries the hop latency
+ * (tree hwLat LL128: 1.25 us NVLink, 8.5 us network; the 18 us startup on
+ * the transfers without dependencies: the 2 chain tails per channel). */
+static void tree_lowering(void **state) {
+  (void)state;
+  ts_coll_comm *c = hosts_comm(2, 4);
+  ts_coll_params p;
+  ampere_params(&p);
+  p.channels = 4, p.ring_order = TS_COLL_RING_ROTATE;
+  p.algo = TS_COLL_TREE, p.proto = TS_COLL_LL128;
+  const uint64_t S = 4 * 3 * 18000;
+  assert_int_equal(coll_ntree_chunk(c, &p, TS_COLL_LL128, S), 18000);
+  ts_coll_plan *pl = NULL;
+  assert_int_equal(ts_coll_lower(c, TS_COLL_ALL_REDUCE, S, &p, 0, &pl, NULL), 0);
+  assert_int_equal(ts_coll_plan_count(pl), 4 * 14 * 3);
+  assert_int_equal(ts_coll_plan_chunks(pl), 3);
+  const ts_coll_xfer *x = ts_coll_plan_xfers(pl);
+  uint64_t bytes = 0;
+  int inter = 0, first_intra = 0, first_inter = 0, zero = 0, start = 0;
+  const ts_time_ps ai = 1250000, an = 8500000, t0 = 18000000;
+  for (uint32_t i = 0; i < ts_coll_plan_count(pl); i++) {
+    bytes += x[i].bytes;
+    int cross = x[i].src_rank / 4 != x[i].dst_rank / 4;
+    inter += cross;
+    ts_time_ps a = x[i].alpha - (x[i].ndeps == 0 ? t0 : 0);
+    start += x[i].ndeps == 0;
+    first_intra += !cross && a == ai;
+    first_inter += cross && a == an;
+    zero += a == 0;
+  }
+  assert_true(bytes == 4 * 14 * 54000);
+  assert_int_equal(inter, 4 * 2 * 3);
+  assert_int_equal(first_inter, 4 * 2);
+  assert_int_equal(first_intra, 4 * 12);
+  assert_int_equal(zero, 4 * 14 * 2);
+  assert_int_equal(start, 4 * 2);
+  ts_coll_plan_free(pl);
   ts_coll_comm_free(c);
 }
 
@@ -433,6 +542,9 @@ int main(void) {
       cmocka_unit_test(generations),
       cmocka_unit_test(ring_closed_forms),
       cmocka_unit_test(tree_two_hosts),
+      cmocka_unit_test(tree_one_host),
+      cmocka_unit_test(tree_chunks),
+      cmocka_unit_test(tree_lowering),
       cmocka_unit_test(hier_beyond_two_hosts),
       cmocka_unit_test(choice_without_steps),
       cmocka_unit_test(channels_by_size),

@@ -280,7 +280,50 @@ static void chooser_reads_network(void **state) {
   assert_int_equal(nominal.alpha_inter[TS_COLL_SIMPLE], (ts_time_ps)(12.2 * us));
   assert_int_equal(nominal.net_overhead[TS_COLL_LL], (ts_time_ps)(1.6 * us));
   assert_int_equal(nominal.net_overhead[TS_COLL_SIMPLE], (ts_time_ps)(5.6 * us));
+  /* the tree's hwLat the same way: LL128 1.25 - 0.4, 8.5 - 1.8 us */
+  assert_int_equal(nominal.tree_alpha_intra[TS_COLL_LL128], (ts_time_ps)(0.85 * us));
+  assert_int_equal(nominal.tree_alpha_inter[TS_COLL_LL128], (ts_time_ps)(6.7 * us));
   ts_route_state_free(st);
+  ts_topo_free(t);
+}
+
+/* NCCL's tree on two SuperPOD A100 hosts (8 channels, one per NIC): the
+ * simulated all-reduce and the chooser's closed form (coll_ntree_cost:
+ * startup, 2 (7 a_i + a_n), pipeline fill, then S / algbw) agree within 8%
+ * once the links' own latencies on the critical path are added (14 NVLink
+ * hops of 2 x 200 ns, 2 network hops of 1.8 us: 9.2 us), from
+ * latency-bound 64 KiB to 64 MiB and for every protocol (measured: within
+ * 1.4-7.5%), except LL at 1 MiB, 4 chunks per channel at LL's wire rate,
+ * where the fill term is 19% short (LL128 takes a third of the time
+ * there, so the chooser never runs it); and the
+ * bandwidth term is NCCL's: 64 MiB more LL128 takes 64 MiB / 80 GB/s
+ * (8 x 20 GB/s busBw per channel, / 2) within 5%. */
+static void ntree_matches_cost(void **state) {
+  (void)state;
+  ts_topo *t = tu_load("topologies/superpod-a100-1su.yaml");
+  uint32_t g[16];
+  assert_int_equal(host_gpus(t, 0, 1, -1, g), 16);
+  ts_coll_run_opts o;
+  ts_coll_run_opts_default(&o);
+  o.params.algo = TS_COLL_TREE;
+  const uint64_t sizes[] = {65536, 1 << 20, 8 << 20, 64 << 20};
+  for (int q = 0; q < 3; q++)
+    for (int i = 0; i < 4; i++) {
+      o.params.proto = (ts_coll_proto)q;
+      ts_coll_run_result r = run(t, g, 16, TS_COLL_ALL_REDUCE, sizes[i], &o);
+      assert_int_equal(r.algo, TS_COLL_TREE);
+      double sim = ts_ps_to_s(r.time), model = r.predicted_s + 9.2e-6;
+      double tol = q == TS_COLL_LL && i == 1 ? 0.2 : 0.08;
+      if (fabs(sim / model - 1) > tol)
+        print_error("%s %llu: %g vs %g\n", ts_coll_proto_name(o.params.proto),
+                    (unsigned long long)sizes[i], sim, model);
+      assert_true(fabs(sim / model - 1) <= tol);
+    }
+  o.params.proto = TS_COLL_LL128;
+  ts_coll_run_result a = run(t, g, 16, TS_COLL_ALL_REDUCE, 64 << 20, &o);
+  ts_coll_run_result b = run(t, g, 16, TS_COLL_ALL_REDUCE, 128 << 20, &o);
+  double slope = ts_ps_to_s(b.time - a.time) / (64.0 * (1 << 20));
+  assert_true(fabs(slope * 80e9 - 1) <= 0.05);
   ts_topo_free(t);
 }
 
@@ -571,6 +614,7 @@ int main(void) {
       cmocka_unit_test(hierarchical_nic_bound), cmocka_unit_test(alltoall_oversubscribed),
       cmocka_unit_test(concurrent_share_spines), cmocka_unit_test(compact_matches_steps),
       cmocka_unit_test(chooser_reads_network),
+      cmocka_unit_test(ntree_matches_cost),
       cmocka_unit_test(compact_charges_latency_per_step),
       cmocka_unit_test(ring_shortcut_contention_free),
       cmocka_unit_test(ring_shortcut_degraded),

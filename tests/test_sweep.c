@@ -13,6 +13,7 @@
 
 #include "testutil.h"
 #include "topsim/ts_faults.h"
+#include "topsim/ts_step_prog.h"
 #include "topsim/ts_sweep.h"
 
 #define TINY "tests/data/workloads/tiny-dense.yaml"
@@ -193,6 +194,123 @@ static void test_cli_svg(void **state) {
   rmdir(dir);
 }
 
+static const ts_gpu_model *gpu_of(const ts_topo *t) {
+  const uint32_t *ids;
+  ts_topo_gpus(t, &ids);
+  return ts_topo_gpu_model(t, ts_topo_node(t, ids[0])->model);
+}
+
+/* The host term of the closed form, to the ps, on a ZeRO 3 mapping with
+ * one stage (no fill or drain: the bound is m (F + B) + O, and each
+ * micro-batch's forward and backward unit waits for every weight
+ * all-gather of the gradient group): with the per-GPU ingress 0, the
+ * bound with host_in minus the bound without is the sum, over the
+ * program's all-gathers of the gradient group, of
+ * floor(S (p - K) / p / host_in) ps, K the most members one gradient
+ * group has on one host, counted here from ts_work_map's labels. A term
+ * counted twice, or with p - 1 for p - K, fails. */
+static void check_host_term(ts_workload *w, const ts_topo *t,
+                            const ts_sweep_map *m, double host_in,
+                            uint32_t *verified) {
+  ts_diag d;
+  ts_diag_clear(&d);
+  ts_time_ps q0, qh;
+  assert_int_equal(ts_sweep_bound_quick(w, t, m, 16, 0, 0, &q0, &d), 0);
+  assert_int_equal(ts_sweep_bound_quick(w, t, m, 16, 0, host_in, &qh, &d), 0);
+  ts_mapping *map = NULL;
+  assert_int_equal(ts_sweep_apply(w, m, 16, &d), 0);
+  assert_int_equal(ts_work_map(w, t, &map, &d), 0);
+  uint32_t p = ts_mapping_group_size(map, TS_GROUP_GRAD), K = 0;
+  for (uint32_t a = 0; a < ts_mapping_ranks(map); a++) {
+    const ts_rank_label *la = ts_mapping_rank(map, a);
+    uint32_t k = 0;
+    for (uint32_t b = 0; b < ts_mapping_ranks(map); b++) {
+      const ts_rank_label *lb = ts_mapping_rank(map, b);
+      k += lb->host == la->host && lb->group[TS_GROUP_GRAD] == la->group[TS_GROUP_GRAD];
+    }
+    if (k > K) K = k;
+  }
+  ts_step_progs P;
+  assert_int_equal(ts_step_compile(w, t, map, &P, &d), 0);
+  ts_time_ps want = 0;
+  const ts_step_prog *pr = &P.prog[0];
+  for (uint32_t k = 0; K < p && k < pr->n; k++)
+    if (pr->ins[k].op == TS_SI_COLL && pr->ins[k].group == TS_GROUP_GRAD &&
+        pr->ins[k].kind == TS_COLL_ALL_GATHER)
+      want += (ts_time_ps)((double)pr->ins[k].val * (p - K) / p / host_in * 1e12);
+  /* unless the host volume term (check_volume_term) is larger */
+  ts_step_bound_params bp;
+  memset(&bp, 0, sizeof bp);
+  bp.host_in_bps = host_in;
+  assert_int_equal(ts_work_host_members(w, t, bp.host_members, &bp.host_gpus), 0);
+  assert_int_equal(bp.host_members[TS_GROUP_GRAD], K);
+  ts_time_ps vol = ts_work_step_bound_volume(w, gpu_of(t), &bp);
+  if (qh != (q0 + want > vol ? q0 + want : vol))
+    fail_msg("tp %u dp %u (K %u of %u): host term %llu ps, expected %llu ps "
+             "(volume %llu ps)", m->tp, m->dp, K, p, (unsigned long long)(qh - q0),
+             (unsigned long long)want, (unsigned long long)vol);
+  *verified += want > 0 && q0 + want > vol;
+  ts_step_progs_free(&P);
+  ts_mapping_free(map);
+}
+
+/* The host volume term (ts_work_step_bound_volume) on a mapping with one
+ * stage whose gradient or CP groups leave their host, recomputed from the
+ * compiled program and ts_work_map's labels: over the gradient and CP
+ * groups with k < p members on rank 0's host, every instance the program
+ * issues on such a group must move, through that host's links, at least (egress /
+ * ingress) all-reduce S / S, reduce-scatter S (p-k)/p / S k/p, all-gather
+ * S k/p / S (p-k)/p; the term is the larger sum / host_in. Doubling any
+ * part of it fails (2 ps of rounding allowed). */
+static void check_volume_term(ts_workload *w, const ts_topo *t,
+                              const ts_sweep_map *m, double host_in,
+                              uint32_t *verified) {
+  ts_diag d;
+  ts_diag_clear(&d);
+  ts_mapping *map = NULL;
+  assert_int_equal(ts_sweep_apply(w, m, 16, &d), 0);
+  assert_int_equal(ts_work_map(w, t, &map, &d), 0);
+  ts_step_bound_params bp;
+  memset(&bp, 0, sizeof bp);
+  bp.host_in_bps = host_in;
+  uint32_t n = ts_mapping_ranks(map);
+  int32_t h0 = ts_mapping_rank(map, 0)->host;
+  uint32_t *k = calloc(2 * (size_t)n, sizeof *k); /* on host 0, per group */
+  assert_non_null(k);
+  static const ts_group kinds[2] = {TS_GROUP_GRAD, TS_GROUP_CP};
+  for (uint32_t r = 0; r < n; r++) {
+    const ts_rank_label *lb = ts_mapping_rank(map, r);
+    bp.host_gpus += lb->host == h0;
+    for (int q = 0; q < 2; q++) k[q * n + lb->group[kinds[q]]] += lb->host == h0;
+  }
+  ts_step_progs P;
+  assert_int_equal(ts_step_compile(w, t, map, &P, &d), 0);
+  const ts_step_prog *pr = &P.prog[0];
+  double eg = 0, in = 0;
+  for (int q = 0; q < 2; q++) {
+    uint32_t p = ts_mapping_group_size(map, kinds[q]), *kq = k + q * n;
+    for (uint32_t g = 0; g < n; g++) {
+      if (kq[g] > bp.host_members[kinds[q]]) bp.host_members[kinds[q]] = kq[g];
+      for (uint32_t i = 0; kq[g] && kq[g] < p && i < pr->n; i++) {
+        const ts_step_ins *x = &pr->ins[i];
+        if (x->op != TS_SI_COLL || x->group != kinds[q]) continue;
+        double S = (double)x->val, on = S * kq[g] / p, off = S - on;
+        eg += x->kind == TS_COLL_ALL_REDUCE ? S : x->kind == TS_COLL_REDUCE_SCATTER ? off : on;
+        in += x->kind == TS_COLL_ALL_REDUCE ? S : x->kind == TS_COLL_REDUCE_SCATTER ? on : off;
+      }
+    }
+  }
+  double want = (eg > in ? eg : in) / host_in * 1e12;
+  ts_time_ps got = ts_work_step_bound_volume(w, gpu_of(t), &bp);
+  if (!(fabs((double)got - want) <= 2 + 1e-12 * want))
+    fail_msg("tp %u cp %u dp %u z%u: volume term %llu ps, expected %.0f ps",
+             m->tp, m->cp, m->dp, m->zero, (unsigned long long)got, want);
+  *verified += got > 0;
+  free(k);
+  ts_step_progs_free(&P);
+  ts_mapping_free(map);
+}
+
 /* ts_sweep_bound on every mapping of tiny-dense (global batch 8) over
  * 16 GPUs varying tp, pp, virtual stages, schedule and ZeRO stage:
  *  - the closed form (ts_sweep_bound_quick) is positive and below the
@@ -229,6 +347,11 @@ static void test_bound_below_step(void **state) {
   /* a DGX A100 GPU: 12 NVLinks of 25 GB/s at efficiency 0.8 = 240 GB/s,
    * counted twice (the bundle), plus its PCIe switch link */
   if (!(ingress > 480e9 && ingress < 600e9)) fail_msg("ingress %g", ingress);
+  /* into a DGX A100 host of this SU: 8 compute NICs of 200 Gb/s (25 GB/s
+   * each, 200 GB/s), two storage ports of 200 Gb/s, frontend and
+   * management ports: above the compute NICs, far below one GPU's 507 */
+  double host_in = ts_sweep_host_ingress(t, 16);
+  if (!(host_in > 200e9 && host_in < 300e9)) fail_msg("host ingress %g", host_in);
   ts_faults f[4];
   static const char *const what[4][2] = {
       {NULL, NULL}, {"fail", "compute/leaf-su0-r0"},
@@ -242,17 +365,20 @@ static void test_bound_below_step(void **state) {
     assert_int_equal(ts_faults_add(&f[k], kind, what[k][1], "--x", &d), 0);
     assert_int_equal(ts_faults_resolve(&f[k], t, &d), 0);
   }
-  uint32_t above_free = 0, quick_tp = 0, quick_z3 = 0;
+  uint32_t above_free = 0, quick_tp = 0, quick_z3 = 0, quick_host = 0;
+  uint32_t quick_host_exact = 0, volume_exact = 0;
   for (uint32_t i = 0; i < z.n; i++) {
     ts_time_ps b0, b;
     uint64_t key[2];
-    assert_int_equal(ts_sweep_bound(w, t, &z.maps[i], 16, 0, &b0, key, &d), 0);
-    assert_int_equal(ts_sweep_bound(w, t, &z.maps[i], 16, ingress, &b, key, &d), 0);
-    assert_true(b >= b0 && b0 > 0);
+    ts_time_ps bg;
+    assert_int_equal(ts_sweep_bound(w, t, &z.maps[i], 16, 0, 0, &b0, key, &d), 0);
+    assert_int_equal(ts_sweep_bound(w, t, &z.maps[i], 16, ingress, 0, &bg, key, &d), 0);
+    assert_int_equal(ts_sweep_bound(w, t, &z.maps[i], 16, ingress, host_in, &b, key, &d), 0);
+    assert_true(b >= bg && bg >= b0 && b0 > 0);
     /* the closed form (fill and drain along chunk 0) is below the replay
      * of the same compute and positive for every schedule here */
     ts_time_ps q, qc;
-    assert_int_equal(ts_sweep_bound_quick(w, t, &z.maps[i], 16, 0, &q, &d), 0);
+    assert_int_equal(ts_sweep_bound_quick(w, t, &z.maps[i], 16, 0, 0, &q, &d), 0);
     if (!(q > 0 && q <= b0))
       fail_msg("mapping %u: quick bound %llu ps, replay %llu ps", i,
                (unsigned long long)q, (unsigned long long)b0);
@@ -261,11 +387,24 @@ static void test_bound_below_step(void **state) {
      * ingress, and above compute alone exactly when tp > 1 or ZeRO 3
      * over dp > 1 */
     bool comm = z.maps[i].tp > 1 || (z.maps[i].zero >= 3 && z.maps[i].dp > 1);
-    assert_int_equal(ts_sweep_bound_quick(w, t, &z.maps[i], 16, ingress, &qc, &d), 0);
-    if (!(qc <= b && (comm ? qc > q : qc == q)))
+    ts_time_ps qg;
+    assert_int_equal(ts_sweep_bound_quick(w, t, &z.maps[i], 16, ingress, 0, &qg, &d), 0);
+    if (!(qg <= bg && (comm ? qg > q : qg == q)))
       fail_msg("mapping %u (tp %u): quick %llu ps, with TP %llu ps, replay %llu ps",
-               i, z.maps[i].tp, (unsigned long long)q, (unsigned long long)qc,
-               (unsigned long long)b);
+               i, z.maps[i].tp, (unsigned long long)q, (unsigned long long)qg,
+               (unsigned long long)bg);
+    /* the host term (ZeRO 3 gathers over a group spanning hosts) only
+     * lifts it, and stays below the replay with the same terms */
+    assert_int_equal(ts_sweep_bound_quick(w, t, &z.maps[i], 16, ingress, host_in, &qc, &d), 0);
+    if (!(qc >= qg && qc <= b))
+      fail_msg("mapping %u: quick %llu ps with the host term, %llu without, "
+               "replay %llu ps", i, (unsigned long long)qc,
+               (unsigned long long)qg, (unsigned long long)b);
+    quick_host += qc > qg;
+    if (z.maps[i].zero >= 3 && z.maps[i].pp == 1 && z.maps[i].dp > 1)
+      check_host_term(w, t, &z.maps[i], host_in, &quick_host_exact);
+    if (z.maps[i].pp == 1 && z.maps[i].dp > 1 && z.maps[i].tp * z.maps[i].dp > 8)
+      check_volume_term(w, t, &z.maps[i], host_in, &volume_exact);
     quick_tp += z.maps[i].tp > 1 && qc > q;
     quick_z3 += z.maps[i].tp == 1 && z.maps[i].zero >= 3 && qc > q;
     ts_step_opts o;
@@ -300,7 +439,86 @@ static void test_bound_below_step(void **state) {
     z3_tp1 += z.maps[i].tp == 1 && z.maps[i].zero >= 3 && z.maps[i].dp > 1;
   assert_int_equal(quick_z3, z3_tp1);
   assert_true(z3_tp1 > 0);
+  /* the host term lifts exactly the ZeRO 3 mappings whose gradient group
+   * spans hosts: order tp-cp-ep-dp-pp with cp 1 on hosts of 8 GPUs puts
+   * the tp x dp ranks of a stage on consecutive GPUs, so a gradient group
+   * leaves its host exactly when tp dp > 8 (check_host_term verified those
+   * of pp 1 to the ps) */
+  uint32_t z3_span = 0;
+  for (uint32_t i = 0; i < z.n; i++)
+    z3_span += z.maps[i].zero >= 3 && z.maps[i].dp > 1 && z.maps[i].tp * z.maps[i].dp > 8;
+  assert_int_equal(quick_host, z3_span);
+  assert_true(quick_host_exact > 0 && quick_host_exact <= z3_span);
+  /* the volume term, to the ps, on every one-stage mapping whose gradient
+   * groups leave their host, each ZeRO stage (0-3) among them */
+  uint32_t vol_span = 0;
+  for (uint32_t i = 0; i < z.n; i++)
+    vol_span += z.maps[i].pp == 1 && z.maps[i].dp > 1 && z.maps[i].tp * z.maps[i].dp > 8;
+  assert_int_equal(volume_exact, vol_span);
+  assert_true(vol_span >= 4);
   for (int k = 0; k < 4; k++) ts_faults_free(&f[k]);
+  ts_sweep_set_free(&z);
+  ts_topo_free(t);
+  ts_workload_free(w);
+}
+
+/* The CP part of the host volume term: tiny-dense on 16 GPUs (2 hosts),
+ * pp 1, tp, cp and ZeRO varied. On every mapping whose CP or gradient
+ * groups leave their host (tp cp > 8, or tp cp dp > 8 with dp > 1), the
+ * term equals the bytes recomputed from the program (check_volume_term),
+ * and the closed form and the replay with it stay below the simulated
+ * step, healthy and with a leaf switch failed. */
+static void test_volume_cp(void **state) {
+  (void)state;
+  ts_workload *w = load_w(TINY);
+  ts_topo *t = tu_load(SU);
+  ts_diag d;
+  ts_diag_clear(&d);
+  assert_int_equal(ts_workload_override(w, "global_batch", "8", &d), 0);
+  ts_sweep_spec s;
+  ts_sweep_spec_default(&s);
+  s.vary = 1u << TS_SWEEP_TP | 1u << TS_SWEEP_CP | 1u << TS_SWEEP_ZERO;
+  assert_int_equal(ts_sweep_spec_fix(&s, TS_SWEEP_PP, "1", &d), 0);
+  s.gpus = 16;
+  ts_sweep_set z;
+  assert_int_equal(ts_sweep_enumerate(w, t, &s, &z, &d), 0);
+  const uint32_t *ids;
+  double ingress = ts_sweep_ingress(t, ts_topo_gpus(t, &ids));
+  double host_in = ts_sweep_host_ingress(t, 16);
+  ts_faults f;
+  ts_faults_init(&f);
+  assert_int_equal(ts_faults_add(&f, TS_FAULT_FAIL, "compute/leaf-su0-r0", "--x", &d), 0);
+  assert_int_equal(ts_faults_resolve(&f, t, &d), 0);
+  uint32_t cp_span = 0, verified = 0;
+  for (uint32_t i = 0; i < z.n; i++) {
+    const ts_sweep_map *m = &z.maps[i];
+    bool cp = m->cp > 1 && m->tp * m->cp > 8, grad = m->dp * m->cp > 1 && m->tp * m->cp * m->dp > 8;
+    if (!cp && !grad) continue;
+    cp_span += cp;
+    uint32_t before = verified;
+    check_volume_term(w, t, m, host_in, &verified);
+    assert_int_equal(verified, before + 1); /* > 0 on each of them */
+    ts_time_ps q, b;
+    uint64_t key[2];
+    assert_int_equal(ts_sweep_bound_quick(w, t, m, 16, ingress, host_in, &q, &d), 0);
+    assert_int_equal(ts_sweep_bound(w, t, m, 16, ingress, host_in, &b, key, &d), 0);
+    assert_true(q <= b);
+    for (int k = 0; k < 2; k++) {
+      ts_step_opts o;
+      ts_step_opts_default(&o);
+      o.faults = k ? &f : NULL;
+      ts_sweep_row r;
+      memset(&r, 0, sizeof r);
+      ts_sweep_simulate(w, t, m, 16, &o, &r);
+      assert_int_equal(r.status, 0);
+      if (!((double)b / 1e12 <= r.step_s))
+        fail_msg("tp %u cp %u dp %u z%u%s: bound %.9f s > step %.9f s", m->tp,
+                 m->cp, m->dp, m->zero, k ? " (leaf failed)" : "",
+                 (double)b / 1e12, r.step_s);
+    }
+  }
+  assert_true(cp_span >= 3);
+  ts_faults_free(&f);
   ts_sweep_set_free(&z);
   ts_topo_free(t);
   ts_workload_free(w);
@@ -314,6 +532,7 @@ int main(void) {
       cmocka_unit_test(test_pareto_and_rank),
       cmocka_unit_test(test_cli_svg),
       cmocka_unit_test(test_bound_below_step),
+      cmocka_unit_test(test_volume_cp),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -824,6 +824,15 @@ static void test_attention_mask(void **st) {
  * 1024 tiles in 10 waves, 0.9481; mlp_up N = f/t = 4096: 512 tiles in 5
  * waves, 0.9481. Every kernel adds a 1 us launch gap; a GEMM's epilogue
  * writes its M x N BF16 output after the FLOPs (2 M N / (2039e9 * 0.8)).
+ * Backward GEMMs run the data gradient (M x K outputs) and the weight
+ * gradient (K x N), each at its own shape, harmonic mean of the two:
+ *   qkv      K = h:    4096 x 8192 1024 tiles 10 waves 0.9481;
+ *                      8192 x 3072  768 tiles  8 waves 768/864 = 0.8889
+ *   attn_out K = h/t:  4096 x 1024  128 tiles  2 waves 128/216 = 0.5926;
+ *                      1024 x 8192  256 tiles  3 waves 256/324 = 0.7901
+ *   mlp_up   K = h:    4096 x 8192 and 8192 x 4096, 1024 tiles: 0.9481
+ *   mlp_down K = f/t:  4096 x 4096  512 tiles  5 waves 0.9481;
+ *                      4096 x 8192 1024 tiles: 0.9481
  *   layernorm    10Th          8Th                      memory-bound 165.56 us
  *   qkv          2Th(3h)/t     3h^2/t*2 + 2Th + 2T3h/t  1062.94 + 15.43 us
  *   attn_score   2TTh/t        2(Th/t + Th/t)           221.25 us
@@ -845,29 +854,33 @@ static void test_roofline_layer(void **st) {
   assert_int_equal(ts_work_ops(w, &a100, 0, 0, &ops, &n), 0);
   double T = 4096, h = 8192, t = 8, f = 4 * h;
   const double w4 = 384.0 / 432, w10 = 1024.0 / 1080; /* wave quantization */
+  const double w8 = 768.0 / 864, w2 = 128.0 / 216, w3 = 256.0 / 324;
+#define HM(a, b) (2.0 / (1.0 / (a) + 1.0 / (b))) /* backward: dX and dW */
   /* out: GEMM M x N outputs; in: the backward's extra output bytes over
-   * twice the forward's, (M + N) K - 2 M N (data + weight gradients) */
-  struct { ts_op_kind k; double fl, by, eff, out, in; } want[] = {
-      {TS_OP_LAYERNORM, 10 * T * h, 8 * T * h, 0.7, 0, 0},
+   * twice the forward's, (M + N) K - 2 M N (data + weight gradients);
+   * beff: the backward's efficiency */
+  struct { ts_op_kind k; double fl, by, eff, out, in, beff; } want[] = {
+      {TS_OP_LAYERNORM, 10 * T * h, 8 * T * h, 0.7, 0, 0, 0.7},
       {TS_OP_QKV, 2 * T * h * 3 * h / t,
        3 * h * h / t * 2 + 2 * T * h + 2 * T * 3 * h / t, 0.7 * w4,
-       T * 3 * h / t, (T + 3 * h / t) * h - 2 * T * 3 * h / t},
+       T * 3 * h / t, (T + 3 * h / t) * h - 2 * T * 3 * h / t,
+       0.7 * HM(w10, w8)},
       {TS_OP_ATTN_SCORE, 2 * T * T * h / t, 2 * (T * h / t + T * h / t), 0.5,
-       0, 0},
+       0, 0, 0.5},
       {TS_OP_ATTN_VALUE, 2 * T * T * h / t, 2 * (T * h / t + T * h / t), 0.5,
-       0, 0},
+       0, 0, 0.5},
       {TS_OP_ATTN_OUT, 2 * T * h * h / t, h * h / t * 2 + 2 * T * h / t + 2 * T * h,
-       0.7 * w10, T * h, (T + h) * h / t - 2 * T * h},
-      {TS_OP_ELEMENTWISE, 2 * T * h, 12 * T * h, 0.7, 0, 0},
+       0.7 * w10, T * h, (T + h) * h / t - 2 * T * h, 0.7 * HM(w2, w3)},
+      {TS_OP_ELEMENTWISE, 2 * T * h, 12 * T * h, 0.7, 0, 0, 0.7},
       {TS_OP_MLP_UP, 2 * T * h * f / t, h * f / t * 2 + 2 * T * h + 2 * T * f / t,
-       0.7 * w10, T * f / t, (T + f / t) * h - 2 * T * f / t},
-      {TS_OP_MLP_ACT, 8 * T * f / t, 2 * T * f * 2 / t, 0.7, 0, 0},
+       0.7 * w10, T * f / t, (T + f / t) * h - 2 * T * f / t, 0.7 * w10},
+      {TS_OP_MLP_ACT, 8 * T * f / t, 2 * T * f * 2 / t, 0.7, 0, 0, 0.7},
       {TS_OP_MLP_DOWN, 2 * T * f * h / t,
        h * f / t * 2 + 2 * T * f / t + 2 * T * h, 0.7 * w10, T * h,
-       (T + h) * f / t - 2 * T * h},
+       (T + h) * f / t - 2 * T * h, 0.7 * w10},
   };
+#undef HM
   const double bw = 2039e9 * 0.8;
-  double extra = 0; /* backward epilogue bytes beyond 2 x forward's */
   size_t i = 0, k = 0;
   while (i < n && !(ops[i].layer == 0 && ops[i].phase == TS_PHASE_FWD)) i++;
   double sum = 0, want_sum = 0;
@@ -877,7 +890,6 @@ static void test_roofline_layer(void **st) {
     assert_true(fabs(ops[i].bytes - want[k].by) < 1);
     double tc = want[k].fl / (312e12 * want[k].eff) + 2 * want[k].out / bw;
     double tm = want[k].by / bw;
-    extra += 2 * want[k].in;
     double ps = (tc > tm ? tc : tm) * 1e12 + 1e6; /* + 1 us launch gap */
     assert_true(fabs((double)ops[i].time - ps) <= 1);
     sum += (double)ops[i].time;
@@ -886,12 +898,22 @@ static void test_roofline_layer(void **st) {
   /* 5.069 ms for the forward of one layer */
   assert_true(fabs(sum - want_sum) < 10);
   assert_true(fabs(sum / 1e9 - 5.069) < 0.001);
-  /* backward doubles every op (two kernels: two launch gaps) except the
-   * epilogues, which write the data and weight gradients instead */
-  double bwd = 0;
-  for (size_t j = 0; j < n; j++)
-    if (ops[j].layer == 0 && ops[j].phase == TS_PHASE_BWD) bwd += ops[j].time;
-  assert_true(fabs(bwd - 2 * sum - extra / bw * 1e12) < 20);
+  /* backward: twice the FLOPs and bytes at the backward efficiency, the
+   * epilogues write the data and weight gradients (2 (M + N) K bytes =
+   * 2 in + 4 out), two kernels (two launch gaps) */
+  k = 0;
+  for (size_t j = 0; j < n; j++) {
+    if (ops[j].layer != 0 || ops[j].phase != TS_PHASE_BWD) continue;
+    assert_true(k < sizeof want / sizeof want[0]);
+    assert_int_equal(ops[j].kind, want[k].k);
+    double tc = 2 * want[k].fl / (312e12 * want[k].beff) +
+                (2 * want[k].in + 4 * want[k].out) / bw;
+    double tm = 2 * want[k].by / bw;
+    double ps = (tc > tm ? tc : tm) * 1e12 + 2e6;
+    assert_true(fabs((double)ops[j].time - ps) <= 1);
+    k++;
+  }
+  assert_int_equal(k, sizeof want / sizeof want[0]);
   assert_int_equal(ops[n - 1].kind, TS_OP_OPTIMIZER);
   assert_int_equal(ops[n - 1].phase, TS_PHASE_STEP);
   free(ops);
@@ -906,7 +928,10 @@ static void test_roofline_layer(void **st) {
  * of the input (4 M K bytes) and 3 amax histories of 1024 fp32 read and
  * written (3 x 8 KiB), one launch each: 2 us. Backward: twice the FLOPs
  * and bytes, epilogues 2 (M + N) K, the cast of the output gradient
- * (4 M N) and 2 histories, 3 launches. The optimizer's pass adds the
+ * (4 M N) and 2 histories, 3 launches; its GEMMs at their own shapes: data
+ * gradient 4096 x 8192, 16 x 64 = 1024 tiles in 8 waves (1024/1056),
+ * weight gradient 8192 x 3072, 32 x 24 = 768 tiles in 6 waves (768/792),
+ * harmonic mean of the two. The optimizer's pass adds the
  * weights' cast, 4 bytes per local weight: with dp = 1 its 30 bytes per
  * parameter are the whole stage, so FP8 adds 4/30 of the BF16 bytes. */
 static void test_fp8_cast_roofline(void **st) {
@@ -932,7 +957,8 @@ static void test_fp8_cast_roofline(void **st) {
     if (f8[i].phase != TS_PHASE_FWD && !bwd) continue;
     double m = bwd ? 2 : 1;
     double epi = 2 * (bwd ? (M + N) * K : M * N);
-    double tc = m * fl / (1979e12 * eff) + epi / bw, tm = m * by / bw;
+    double e = bwd ? 0.7 * 0.875 * 2 / (1056.0 / 1024 + 792.0 / 768) : eff;
+    double tc = m * fl / (1979e12 * e) + epi / bw, tm = m * by / bw;
     double cast = bwd ? 4 * M * N + 2 * hist : 4 * M * K + 3 * hist;
     double want = (tc > tm ? tc : tm) + cast / bw + (bwd ? 3 : 2) * 1e-6;
     assert_true(fabs((double)f8[i].time - want * 1e12) <= 2);
@@ -944,6 +970,41 @@ static void test_fp8_cast_roofline(void **st) {
               1e-9 * bf[nb - 1].bytes);
   free(bf);
   free(f8);
+  ts_workload_free(w);
+}
+
+/* Causal attention blocks (work_eff.c): the seed model (s = 4096, h = 8192,
+ * t = 8, b = 1) on an A100. The causal score op counts s(s+1)/2 pairs,
+ * 2 * b * s(s+1)/2 * h / t FLOPs, and runs the (s/128)(s/128 + 1)/2 = 528
+ * blocks of 128 x 128 pairs FlashAttention computes: at the attention
+ * efficiency 0.5 times (s + 1) / (s + 128) = 4097 / 4224 = 0.96993, plus
+ * the 1 us launch gap (compute-bound: bytes 2(Th/t + Th/t) = 16 MiB take
+ * 10 us at 0.8 x 2039 GB/s against 1.1 ms of FLOPs). Full attention (no
+ * mask) keeps 0.5; a sliding window keeps 0.5 too. */
+static void test_causal_attention_blocks(void **st) {
+  (void)st;
+  ts_gpu_model a100 = {"A100", 312e12, 0, 80000000000ull, 2039e9, 108};
+  ts_workload *w = load_text(seed_yaml);
+  double s = 4096, h = 8192, t = 8;
+  const char *mode[] = {"causal", "full"};
+  for (int i = 0; i < 2; i++) {
+    tu_set(w, "attention", mode[i]);
+    ts_op *ops;
+    size_t n;
+    assert_int_equal(ts_work_ops(w, &a100, 0, 0, &ops, &n), 0);
+    double pairs = i == 0 ? s * (s + 1) / 2 : s * s;
+    double eff = 0.5 * (i == 0 ? 4097.0 / 4224 : 1.0);
+    double fl = 2 * pairs * h / t;
+    size_t k = 0;
+    while (k < n && !(ops[k].kind == TS_OP_ATTN_SCORE && ops[k].layer == 0 &&
+                      ops[k].phase == TS_PHASE_FWD))
+      k++;
+    assert_true(k < n);
+    assert_true(fabs(ops[k].flops - fl) < 1);
+    double want = (fl / (312e12 * eff) + 1e-6) * 1e12;
+    assert_true(fabs((double)ops[k].time - want) <= 1);
+    free(ops);
+  }
   ts_workload_free(w);
 }
 
@@ -1197,6 +1258,7 @@ int main(void) {
       cmocka_unit_test(test_attention_mask),
       cmocka_unit_test(test_roofline_layer),
       cmocka_unit_test(test_fp8_cast_roofline),
+      cmocka_unit_test(test_causal_attention_blocks),
       cmocka_unit_test(test_moe_node_limited),
       cmocka_unit_test(test_overrides),
       cmocka_unit_test(test_load_errors),

@@ -130,6 +130,13 @@ typedef struct ts_coll_params {
    * proxy's per-step work; 1 us Intel, 2 us AMD, x 3 for Simple): the
    * least an in-host step of a multi-host ring takes, by protocol; 0 off. */
   ts_time_ps net_overhead[TS_COLL_PROTO_COUNT];
+  /* NCCL's tree (a chain in each host, a double binary tree across hosts):
+   * per-step latencies hwLat[NVLINK][TREE] and hwLat[NET][TREE] by protocol,
+   * and the per-channel busBw caps perChMaxTreeBws (Simple) and
+   * perChMaxTreeLL128Bws (LL128) for 1, 2 and more hosts (0 = none). */
+  ts_time_ps tree_alpha_intra[TS_COLL_PROTO_COUNT];
+  ts_time_ps tree_alpha_inter[TS_COLL_PROTO_COUNT];
+  double tree_ch_bw[3][TS_COLL_PROTO_COUNT];
   uint32_t p2p_channels;  /* NCCL p2p channels (per peer on NVLink); 0 off */
   double p2p_ch_bw;       /* bytes/s one p2p channel moves */
 } ts_coll_params;

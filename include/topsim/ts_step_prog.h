@@ -91,10 +91,18 @@ void ts_step_progs_free(ts_step_progs *p);
 
 /* What ts_step_bound may assume about the fabric: group_size[g] is the
  * size of every group of kind g; ingress_bps is at least the capacity of
- * all link directions entering any one GPU (0: collectives cost nothing). */
+ * all link directions entering any one GPU (0: collectives cost nothing);
+ * host_in_bps at least that of all link directions entering (and, links
+ * having one bandwidth per direction, leaving) any one host, and
+ * host_members[g] at least the members any group of kind g has on one
+ * host (either 0: no host term); host_gpus the ranks on one host (0:
+ * unknown; ts_work_step_bound_volume only). */
 typedef struct ts_step_bound_params {
   uint32_t group_size[TS_GROUP_COUNT];
   double ingress_bps;
+  double host_in_bps;
+  uint32_t host_members[TS_GROUP_COUNT];
+  uint32_t host_gpus;
 } ts_step_bound_params;
 
 /* A lower bound on the step time ts_step_run gives for these programs
@@ -108,12 +116,22 @@ int ts_step_bound(const ts_step_progs *p, const ts_step_bound_params *bp,
 
 /* A weaker lower bound than ts_step_bound with neither mapping nor
  * programs, from the ops of one micro-batch per stage on GPU model gpu:
- * per-stage compute (plus blocking TP collectives at ingress_bps, as
- * ts_step_bound_params; 0: none) x micro-batches, the schedule's fill and
- * drain along chunk 0, the optimizer. 0 with *out set (0 when the schedule
- * or model is not covered: DualPipe, MoE), TS_ENOMEM, or the error of
- * ts_work_ops. */
+ * per-stage compute (plus blocking TP collectives and ZeRO 3 weight
+ * all-gathers at bp's ingress and host terms; group_size is not read: the
+ * workload gives it) x micro-batches, the schedule's fill and drain along
+ * chunk 0, the optimizer. 0 with *out set (0 when the schedule or model is
+ * not covered: DualPipe, MoE), TS_ENOMEM, or the error of ts_work_ops. */
 int ts_work_step_bound_quick(const ts_workload *w, const ts_gpu_model *gpu,
-                             double ingress_bps, ts_time_ps *out);
+                             const ts_step_bound_params *bp, ts_time_ps *out);
+
+/* A lower bound on the step time from the DP traffic (ZeRO gradient
+ * reduce-scatters or all-reduces, weight all-gathers) and the CP K/V
+ * collectives (counted from the ops on GPU model gpu) that must cross one
+ * host's links during the step: bytes / bp->host_in_bps (docs/model.md
+ * "Step lower bound"); 0 when it does not apply (bp's host terms unknown,
+ * FSDP/HSDP, every group inside a host). ts_work_step_bound_quick
+ * includes it; ts_step_bound does not (the sweep takes the larger). */
+ts_time_ps ts_work_step_bound_volume(const ts_workload *w, const ts_gpu_model *gpu,
+                                     const ts_step_bound_params *bp);
 
 #endif

@@ -142,23 +142,32 @@ void ts_sweep_simulate(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
  * GPUs (topology order), NVSwitch bundles counted twice as an upper bound
  * of what the network model lets in: ts_step_bound_params.ingress_bps. */
 double ts_sweep_ingress(const ts_topo *t, uint32_t gpus);
+/* Largest capacity of the link directions entering one host (topology
+ * host label) from outside it, over the hosts of the first gpus GPUs,
+ * NVSwitch links counted twice as in ts_sweep_ingress:
+ * ts_step_bound_params.host_in_bps. 0 when a GPU has no host label (or out
+ * of memory): no host term. */
+double ts_sweep_host_ingress(const ts_topo *t, uint32_t gpus);
 /* Maps and compiles mapping m and sets *out to a lower bound on the step
- * time ts_sweep_simulate would give (ts_step_bound) and key[] to a hash of
+ * time ts_sweep_simulate would give (the larger of ts_step_bound, with
+ * the host terms when host_in_bps > 0, and ts_work_step_bound_volume)
+ * and key[] to a hash of
  * everything that decides that simulation (compiled programs, reported
  * facts, rank layout): equal keys, equal simulated rows. 0 or the error
  * of mapping or compiling (d says why). */
 int ts_sweep_bound(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
-                   uint32_t gpus, double ingress_bps, ts_time_ps *out,
-                   uint64_t key[2], ts_diag *d);
+                   uint32_t gpus, double ingress_bps, double host_in_bps,
+                   ts_time_ps *out, uint64_t key[2], ts_diag *d);
 
 /* A cheaper, weaker lower bound than ts_sweep_bound from per-stage
- * compute and blocking TP collectives at ingress_bps (as ts_sweep_bound;
- * 0: compute alone) (ts_work_step_bound_quick), 0 where it does not apply
+ * compute, blocking TP collectives and ZeRO 3 weight all-gathers at
+ * ingress_bps and host_in_bps (as ts_sweep_bound; both 0: compute alone)
+ * (ts_work_step_bound_quick), 0 where it does not apply
  * (mixed GPU models, DualPipe, MoE, a mapping that does not validate).
  * Returns 0; *out is the bound. */
 int ts_sweep_bound_quick(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
-                         uint32_t gpus, double ingress_bps, ts_time_ps *out,
-                         ts_diag *d);
+                         uint32_t gpus, double ingress_bps, double host_in_bps,
+                         ts_time_ps *out, ts_diag *d);
 
 /* Sorts rows: simulated first, best first by `by`, ties by index. */
 void ts_sweep_rank(ts_sweep_row *rows, uint32_t n, ts_sweep_sort by);

@@ -203,6 +203,13 @@ size_t ts_workload_settings(const ts_workload *w, ts_setting *out, size_t max);
 int ts_work_map(const ts_workload *w, const ts_topo *t, ts_mapping **out,
                 ts_diag *d);
 void ts_mapping_free(ts_mapping *m); /* NULL is fine */
+/* Per group kind, the most members one group has on one host (topology
+ * host label) in the layout ts_work_map would build, without building it
+ * (O(ranks x group kinds)), and *host_gpus the ranks on rank 0's host; 0
+ * where unknown (placement lists, HSDP shard/replica kinds, GPUs without a
+ * host, a layout that does not fit). 0 or TS_ENOMEM. */
+int ts_work_host_members(const ts_workload *w, const ts_topo *t,
+                         uint32_t out[TS_GROUP_COUNT], uint32_t *host_gpus);
 /* The layout checks of ts_work_map that need no topology (divisibility of
  * heads, sequence, layers, batch; experts): 0 or TS_EINVALID naming the
  * constraint. Cheap: no allocation. */

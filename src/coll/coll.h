@@ -155,6 +155,20 @@ uint64_t coll_nvls_chunk(const ts_coll_comm *m, const ts_coll_params *p,
 ts_time_ps coll_startup(const ts_coll_params *p, ts_coll_algo a,
                         ts_coll_proto q);
 
+/* NCCL's tree (coll_nccl.c). Channels: one per NIC the hosts' chains leave
+ * by (the ring's graph channels), p->channels on one host. */
+uint32_t coll_ntree_channels(const ts_coll_comm *m, const ts_coll_params *p);
+/* NCCL's tree chunk for an all-reduce of `bytes` (enqueue.cc). */
+uint64_t coll_ntree_chunk(const ts_coll_comm *m, const ts_coll_params *p,
+                          ts_coll_proto q, uint64_t bytes);
+/* NCCL's tree algbw (bytes/s, tuning.cc busBw / 2) with protocol q. */
+double coll_ntree_algbw(const ts_coll_comm *m, const ts_coll_params *p,
+                        ts_coll_proto q);
+/* Seconds NCCL's tree all-reduce of `bytes` takes (the lowering's closed
+ * form: startup, hop latencies, pipeline fill, bytes at algbw). */
+double coll_ntree_cost(const ts_coll_comm *m, const ts_coll_params *p,
+                       ts_coll_proto q, uint64_t bytes);
+
 /* Whether (algo) can run op on comm; 0 yes, else TS_EUSAGE with a reason. */
 int coll_supported(const ts_coll_comm *comm, ts_coll_op op, ts_coll_algo a,
                    const ts_coll_params *prm, const char **why);

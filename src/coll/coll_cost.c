@@ -224,13 +224,8 @@ double ts_coll_predict(const ts_coll_comm *m, ts_coll_op op, uint64_t bytes,
            2 * (H - 1) * (an + S / (L * H * bn));
   }
   int multi = m->nhosts > 1;
-  if (a == TS_COLL_TREE && coll_nccl(prm)) {
-    /* NCCL: a chain inside each host, a double binary tree across hosts:
-     * 2 ((ppn - 1) intra + log2(hosts) inter) step latencies. */
-    double ppn = (double)m->n / m->nhosts;
-    return t0 + 2 * ((ppn - 1) * ai + coll_log2_ceil(m->nhosts) * an) +
-           2 * S / ((multi ? bn : bi) * prm->tree_efficiency);
-  }
+  if (a == TS_COLL_TREE && coll_nccl(prm)) /* chain + tree, coll_tree.c */
+    return coll_ntree_cost(m, prm, proto, bytes);
   /* A multi-host ring's channels cross hosts on as many NICs as there are
    * channels rotated over the local ranks (the simulated ring's order). */
   double bw = multi ? (a == TS_COLL_RING ? coll_ring_bw(m, prm) * eff : bn) : bi;

@@ -10,6 +10,7 @@
  * (NCCL's hwLat), and efficiency is the protocol's, capped as NCCL's tuner
  * caps it (coll_eff). NVLS replaces the per-step latencies by one NVLS
  * latency and runs at nvls_efficiency of the NVLink bandwidth. */
+#include <math.h>
 #include <string.h>
 
 #include "coll/coll.h"
@@ -94,6 +95,26 @@ void ts_coll_params_nccl(ts_coll_params *p, ts_coll_gpu_gen gen) {
   /* NVLS-tree across hosts: hwLat[NET][NVLS_TREE][Simple] 20.9 us per
    * tree level up and down (tuning.cc latency 2 log2(nNodes) interLat). */
   p->nvls_tree_latency = (ts_time_ps)(20.9 * us + 0.5);
+  /* NCCL's tree (tuning.cc): hwLat[NVLINK][TREE] {0.6, 1.25, 4.0} and
+   * hwLat[NET][TREE] {5.0, 8.5, 14.0} us per step (LL / LL128 / Simple);
+   * per-channel busBw caps perChMaxTreeBws (Simple) and
+   * perChMaxTreeLL128Bws (LL128), GB/s, for 1 / 2 / more hosts. */
+  static const double tai[3] = {0.6, 1.25, 4.0}, tan_[3] = {5.0, 8.5, 14.0};
+  static const double tree_s[4][3] = {
+      {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0},
+      {70.0, 42.8, 24.0}};
+  static const double tree_ll128[4][3] = {
+      {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0},
+      {55.6, 31.67, 20.0}};
+  for (int q = 0; q < TS_COLL_PROTO_COUNT; q++) {
+    p->tree_alpha_intra[q] = (ts_time_ps)(tai[q] * us + 0.5);
+    p->tree_alpha_inter[q] = (ts_time_ps)(tan_[q] * us + 0.5);
+  }
+  for (int i = 0; i < 3; i++) {
+    p->tree_ch_bw[i][TS_COLL_LL] = 0;
+    p->tree_ch_bw[i][TS_COLL_LL128] = tree_ll128[g][i] * 1e9;
+    p->tree_ch_bw[i][TS_COLL_SIMPLE] = tree_s[g][i] * 1e9;
+  }
   /* p2p (paths.cc): a peer over NVLink gets 2 channels per NVLink, at most
    * p2pnChannels = the coll channels rounded up to a power of two, so
    * the power of two above max_channels (A100 2 x 12 -> 32, H100 32); a
@@ -221,6 +242,70 @@ static double nvls_chunk_factor(const ts_coll_comm *m, const ts_coll_params *p,
   return c / (c + x) * (full + x) / full;
 }
 
+uint32_t coll_ntree_channels(const ts_coll_comm *m, const ts_coll_params *p) {
+  if (m->nhosts > 1) return (uint32_t)ring_nics(m, p);
+  /* one host: NCCL's coll channels (24 on a DGX A100), chains rotated */
+  if (p->max_channels > 0) return p->max_channels;
+  return p->channels > 0 ? p->channels : 1;
+}
+
+/* tuning.cc, tree all-reduce: busBw = graph channels x per-channel graph
+ * bandwidth (the NIC's across hosts) x 0.92, at most channels x
+ * perChMaxTreeBw; LL: / 3.8, at most llMaxBw; LL128: x 7/9 on one host,
+ * 120/128 across hosts, at most channels x perChMaxTreeLL128Bw; algbw =
+ * busBw / 2 (every byte goes up and down). */
+double coll_ntree_algbw(const ts_coll_comm *m, const ts_coll_params *p,
+                        ts_coll_proto q) {
+  int H = m->nhosts, i = H <= 1 ? 0 : H == 2 ? 1 : 2;
+  double G = coll_ntree_channels(m, p);
+  double bus = (H > 1 ? G * p->bw_inter : p->bw_intra) * p->tree_efficiency;
+  double cs = p->tree_ch_bw[i][TS_COLL_SIMPLE], c128 = p->tree_ch_bw[i][TS_COLL_LL128];
+  if (cs > 0 && G * cs < bus) bus = G * cs;
+  if (q == TS_COLL_LL) {
+    bus /= 3.8;
+    if (p->ll_max_bw[i] > 0 && p->ll_max_bw[i] < bus) bus = p->ll_max_bw[i];
+  } else if (q == TS_COLL_LL128) {
+    bus *= H == 1 ? 7.0 / 9.0 : 120.0 / 128.0;
+    if (c128 > 0 && G * c128 < bus) bus = G * c128;
+  }
+  return bus / 2;
+}
+
+/* What the tree lowering moves at full efficiency, per second of S: an
+ * interior chain member sends its channel's S/C up and down over NVLink,
+ * the head and the tail only one of them, so with the chains rotated over
+ * all L local ranks (C a multiple of L) a GPU sends 2 (L-1)/L S, else up
+ * to 2 S;
+ * across two hosts each of the G NICs carries S / G each way, beyond two
+ * an interior host's head receives two children's sums (G bw_inter / 2). */
+static double tree_ref_bw(const ts_coll_comm *m, const ts_coll_params *p) {
+  double L = (double)m->n / m->nhosts, C = coll_ntree_channels(m, p);
+  int rot = L > 1 && fmod(C, L) == 0; /* every GPU heads C / L chains */
+  double nv = p->bw_intra / (rot ? 2 * (L - 1) / L : 2);
+  if (m->nhosts <= 1) return nv;
+  double nic = coll_ntree_channels(m, p) * p->bw_inter / (m->nhosts > 2 ? 2 : 1);
+  return nic < nv ? nic : nv;
+}
+
+/* enqueue.cc: the chunk is one step of the protocol's buffer (buffer /
+ * NCCL_STEPS: Simple 4 MiB / 8; LL 512 KiB / 8, half payload; LL128
+ * 4,915,200 / 8 x 15/16 = 576,000); tree LL128 halves it while a channel
+ * gets fewer than (1 + log2 hosts + 0.1 ppn) x 64 / ppn chunks (down to
+ * 128 KiB), then x 16 / ppn (down to 32 KiB). */
+uint64_t coll_ntree_chunk(const ts_coll_comm *m, const ts_coll_params *p,
+                          ts_coll_proto q, uint64_t bytes) {
+  static const uint64_t step[3] = {32768, 576000, 524288};
+  uint64_t c = step[q], nc = coll_ntree_channels(m, p);
+  if (q != TS_COLL_LL128) return c;
+  double ppn = (double)m->n / m->nhosts;
+  int l2 = 0;
+  while ((1 << (l2 + 1)) <= m->nhosts) l2++;
+  double ns = 1 + l2 + 0.1 * ppn;
+  while ((double)(bytes / (nc * c)) < ns * 64 / ppn && c > 131072) c /= 2;
+  while ((double)(bytes / (nc * c)) < ns * 16 / ppn && c > 32768) c /= 2;
+  return c;
+}
+
 double coll_eff(const ts_coll_comm *m, const ts_coll_params *p,
                 ts_coll_op op, ts_coll_algo a, ts_coll_proto q,
                 uint64_t bytes) {
@@ -237,14 +322,13 @@ double coll_eff(const ts_coll_comm *m, const ts_coll_params *p,
     e *= p->nvls_efficiency;
     return e * nvls_chunk_factor(m, p, e, bytes);
   }
-  if (a == TS_COLL_TREE) {
-    /* NCCL: tree LL busBw / 3.8, LL128 x 7/9 inside one node. */
-    if (q == TS_COLL_LL) e = 1.0 / 3.8;
-    if (q == TS_COLL_LL128 && m->nhosts == 1) e = 7.0 / 9.0;
+  if (a == TS_COLL_TREE) { /* NCCL's tree algbw against the lowering's */
+    double ref = tree_ref_bw(m, p), bw = coll_ntree_algbw(m, p, q);
+    return ref > 0 && bw / ref < e ? bw / ref : e;
   }
   /* The LL cap is on the operation's busBw: all channels together, so
    * against the ring's aggregate bandwidth (every NIC it crosses). */
-  double bw = a == TS_COLL_TREE && m->nhosts > 1 ? p->bw_inter : coll_ring_bw(m, p);
+  double bw = coll_ring_bw(m, p);
   if (q == TS_COLL_LL) {
     int i = m->nhosts <= 1 ? 0 : m->nhosts == 2 ? 1 : 2;
     if (bw > 0 && p->ll_max_bw[i] > 0 && p->ll_max_bw[i] / bw < e)
@@ -279,4 +363,31 @@ ts_time_ps coll_startup(const ts_coll_params *p, ts_coll_algo a,
   if (!coll_nccl(p)) return 0;
   return p->launch + p->base_latency[a][q] +
          (a == TS_COLL_NVLS ? p->nvls_latency : 0);
+}
+
+double coll_ntree_cost(const ts_coll_comm *m, const ts_coll_params *p,
+                       ts_coll_proto q, uint64_t bytes) {
+  double L = (double)m->n / m->nhosts, S = (double)bytes;
+  double hops = 2 * ((L - 1) * ts_ps_to_s(p->tree_alpha_intra[q]) +
+                     coll_log2_ceil(m->nhosts) * ts_ps_to_s(p->tree_alpha_inter[q]));
+  /* pipeline fill: the first chunk crosses every hop of the critical path
+   * (up and down) at its link's rate before the channel streams the rest,
+   * S/C - c at algbw / C. With k > 2 chunks per channel the links are not
+   * yet loaded while the pipeline fills, so later chunks catch up: the
+   * fill's excess over the streaming time shrinks as 2/(k+1) (read off
+   * the simulated lowering, tests/test_coll_run.c ntree_matches_cost). */
+  double e = coll_eff(m, p, TS_COLL_ALL_REDUCE, TS_COLL_TREE, q, bytes);
+  double C = coll_ntree_channels(m, p), c = S / C;
+  double chunk = (double)coll_ntree_chunk(m, p, q, bytes);
+  if (chunk < c) c = chunk;
+  double fill = 0;
+  if (e > 0 && p->bw_intra > 0)
+    fill += 2 * (L - 1) * c / e / p->bw_intra;
+  if (e > 0 && p->bw_inter > 0 && m->nhosts > 1)
+    fill += 2 * coll_log2_ceil(m->nhosts) * c / e / p->bw_inter;
+  double A = coll_ntree_algbw(m, p, q), k = ceil(S / C / chunk);
+  double excess = fill - c * C / A;
+  if (k > 1) excess *= 2 / (k + 1);
+  return ts_ps_to_s(coll_startup(p, TS_COLL_TREE, q)) + hops + S / A +
+         (excess > 0 ? excess : 0);
 }

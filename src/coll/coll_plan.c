@@ -170,6 +170,8 @@ static ts_time_ps xfer_alpha(const coll_ctx *c, int src, int dst) {
   const ts_coll_comm *m = c->comm;
   int inter = src >= 0 && dst >= 0 && m->host[src] != m->host[dst];
   ts_coll_proto q = c->plan->proto;
+  if (c->plan->algo == TS_COLL_TREE && coll_nccl(c->prm))
+    return inter ? c->prm->tree_alpha_inter[q] : c->prm->tree_alpha_intra[q];
   return inter ? c->prm->alpha_inter[q]
                : coll_alpha_intra(m, c->prm, c->plan->algo, q);
 }

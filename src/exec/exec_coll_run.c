@@ -122,6 +122,8 @@ void exec_coll_params(const ts_topo *t, const ts_net *net, uint32_t gpu,
     p->alpha_intra[q] = p->alpha_intra[q] > nvhop ? p->alpha_intra[q] - nvhop : 0;
     p->net_overhead[q] = p->net_overhead[q] > nvhop ? p->net_overhead[q] - nvhop : 0;
     p->alpha_inter[q] = p->alpha_inter[q] > wire ? p->alpha_inter[q] - wire : 0;
+    p->tree_alpha_intra[q] = p->tree_alpha_intra[q] > nvhop ? p->tree_alpha_intra[q] - nvhop : 0;
+    p->tree_alpha_inter[q] = p->tree_alpha_inter[q] > wire ? p->tree_alpha_inter[q] - wire : 0;
   }
 }
 

@@ -161,17 +161,20 @@ static int lower(exec_colls *k, exec_group *G, ts_group g, uint32_t id,
     double sec;
     ts_coll_algo algo;
     ts_coll_proto proto;
-    int rc = ts_coll_choose(G->comm, op, ins[0]->val, &prm, &algo, &proto, &sec);
+    /* a DP ring over several nodes leaves each through all its NICs, as
+     * ts_coll_run's rings do (one channel would funnel a node's share of
+     * every gradient bucket through a single NIC); the chooser costs the
+     * ring with those channels, the ones it will run with */
+    ts_coll_params rings = prm;
+    exec_multi_host_rings(G->comm, &rings);
+    int rc = ts_coll_choose(G->comm, op, ins[0]->val, &rings, &algo, &proto, &sec);
     if (rc)
       return ts_diag_set(d, rc, NULL, 0, 0, "no algorithm can run %s on a "
                          "%s group of %u ranks", ts_coll_op_name(op),
                          ts_group_name(g), p);
+    if (algo == TS_COLL_RING) prm = rings;
     prm.algo = algo;
     prm.proto = proto;
-    /* a DP ring over several nodes leaves each through all its NICs, as
-     * ts_coll_run's rings do; one channel would funnel a node's share of
-     * every gradient bucket through a single NIC */
-    if (prm.algo == TS_COLL_RING) exec_multi_host_rings(G->comm, &prm);
     if ((prm.algo == TS_COLL_RING || prm.algo == TS_COLL_HIER) &&
         p >= k->compact_min)
       flags = TS_COLL_COMPACT;

@@ -106,6 +106,43 @@ double ts_sweep_ingress(const ts_topo *t, uint32_t gpus) {
   return worst;
 }
 
+double ts_sweep_host_ingress(const ts_topo *t, uint32_t gpus) {
+  const uint32_t *ids;
+  uint32_t ng = ts_topo_gpus(t, &ids), nh = ts_topo_host_count(t);
+  double *in = calloc((size_t)nh + 1, sizeof *in), worst = 0;
+  uint8_t *used = calloc((size_t)nh + 1, 1);
+  if (!in || !used) { /* no host term: 0 is always allowed */
+    free(in), free(used);
+    return 0;
+  }
+  for (uint32_t i = 0; i < ng && i < gpus; i++) {
+    int32_t h = ts_topo_node(t, ids[i])->host;
+    if (h < 0 || (uint32_t)h >= nh) {
+      free(in), free(used);
+      return 0;
+    }
+    used[h] = 1;
+  }
+  /* every direction whose head is in a host and tail is not, NVSwitch
+   * links once more as in ts_sweep_ingress (a bundle's flow may get the
+   * sum of its links) */
+  for (uint32_t k = 0; k < ts_topo_link_count(t); k++) {
+    const ts_link *l = ts_topo_link(t, k);
+    const ts_node *a = ts_topo_node(t, l->a), *b = ts_topo_node(t, l->b);
+    if (a->host == b->host) continue;
+    double bw = l->bandwidth;
+    if (l->kind == TS_LINK_NVLINK &&
+        (a->kind == TS_NODE_NVSWITCH || b->kind == TS_NODE_NVSWITCH))
+      bw *= 2;
+    if (b->host >= 0 && (uint32_t)b->host < nh) in[b->host] += bw;
+    if (a->host >= 0 && (uint32_t)a->host < nh) in[a->host] += bw;
+  }
+  for (uint32_t h = 0; h < nh; h++)
+    if (used[h] && in[h] > worst) worst = in[h];
+  free(in), free(used);
+  return worst;
+}
+
 /* Two 64-bit FNV-1a streams (different offsets, and the second over the
  * bytes in reverse word order) over what decides a simulation: a collision
  * of both for two different mappings of one sweep is not a practical
@@ -160,9 +197,21 @@ static void sim_key(const ts_step_progs *P, const ts_sweep_map *m, uint64_t key[
   key[0] = h.a, key[1] = h.b;
 }
 
+/* The GPU model every rank of the first gpus GPUs has, or NULL when they
+ * differ (the quick bound then stays out of it). */
+static const ts_gpu_model *one_model(const ts_topo *t, uint32_t gpus) {
+  const uint32_t *ids;
+  uint32_t ng = ts_topo_gpus(t, &ids);
+  if (!ng) return NULL;
+  uint32_t model = ts_topo_node(t, ids[0])->model;
+  for (uint32_t i = 1; i < ng && i < gpus; i++)
+    if (ts_topo_node(t, ids[i])->model != model) return NULL;
+  return ts_topo_gpu_model(t, model);
+}
+
 int ts_sweep_bound(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
-                   uint32_t gpus, double ingress_bps, ts_time_ps *out,
-                   uint64_t key[2], ts_diag *d) {
+                   uint32_t gpus, double ingress_bps, double host_in_bps,
+                   ts_time_ps *out, uint64_t key[2], ts_diag *d) {
   ts_mapping *map = NULL;
   ts_step_progs P;
   memset(&P, 0, sizeof P);
@@ -176,7 +225,12 @@ int ts_sweep_bound(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
     for (int g = 0; g < TS_GROUP_COUNT; g++)
       bp.group_size[g] = ts_mapping_group_size(map, (ts_group)g);
     bp.ingress_bps = ingress_bps;
-    rc = ts_step_bound(&P, &bp, out);
+    bp.host_in_bps = host_in_bps;
+    rc = ts_work_host_members(w, t, bp.host_members, &bp.host_gpus);
+    if (!rc) rc = ts_step_bound(&P, &bp, out);
+    const ts_gpu_model *g = one_model(t, gpus);
+    ts_time_ps vol = rc || !g ? 0 : ts_work_step_bound_volume(w, g, &bp);
+    if (vol > *out) *out = vol;
     sim_key(&P, m, key);
   }
   ts_step_progs_free(&P);
@@ -184,27 +238,21 @@ int ts_sweep_bound(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
   return rc;
 }
 
-/* The GPU model every rank of the first gpus GPUs has, or NULL when they
- * differ (the quick bound then stays out of it). */
-static const ts_gpu_model *one_model(const ts_topo *t, uint32_t gpus) {
-  const uint32_t *ids;
-  uint32_t ng = ts_topo_gpus(t, &ids);
-  if (!ng) return NULL;
-  uint32_t model = ts_topo_node(t, ids[0])->model;
-  for (uint32_t i = 1; i < ng && i < gpus; i++)
-    if (ts_topo_node(t, ids[i])->model != model) return NULL;
-  return ts_topo_gpu_model(t, model);
-}
-
 int ts_sweep_bound_quick(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
-                         uint32_t gpus, double ingress_bps, ts_time_ps *out,
-                         ts_diag *d) {
+                         uint32_t gpus, double ingress_bps, double host_in_bps,
+                         ts_time_ps *out, ts_diag *d) {
   *out = 0;
   const ts_gpu_model *g = one_model(t, gpus);
   if (!g) return 0;
   int rc = ts_sweep_apply(w, m, gpus, d);
   if (!rc && ts_work_validate(w, d)) return 0; /* the replay will say why */
-  if (!rc) rc = ts_work_step_bound_quick(w, g, ingress_bps, out);
+  ts_step_bound_params bp;
+  memset(&bp, 0, sizeof bp);
+  bp.ingress_bps = ingress_bps;
+  bp.host_in_bps = host_in_bps;
+  if (!rc && host_in_bps > 0)
+    rc = ts_work_host_members(w, t, bp.host_members, &bp.host_gpus);
+  if (!rc) rc = ts_work_step_bound_quick(w, g, &bp, out);
   if (rc) *out = 0;
   return 0;
 }

@@ -36,6 +36,16 @@
  * arrives, reduced in a peer or in a switch); all-gather of the gathered
  * tensor S: S (p-1)/p; reduce-scatter: S/p; all-to-all and sends: 0.
  *
+ * The host term: a member on host H, whose group has k_H <= K members on
+ * H (K = host_members), needs data that only other hosts hold, and it all
+ * crosses H's cut, whose entering link directions add up to <= host_in:
+ * all-reduce of S: S (every element of its result depends on the inputs
+ * of the members off H, so at least one value per element enters H);
+ * all-gather: the p - k_H shards held off H, S (p-K)/p at least;
+ * reduce-scatter: its own shard's sum, S/p. Only when K < p (every group
+ * has a member off every host); lb is the larger of the two terms, each a
+ * lower bound on the instance's time from its start.
+ *
  * Cost: O(programs x program length) per call, plus O(passes x programs)
  * for RECVs met before their SEND was replayed. */
 #include <stdlib.h>
@@ -53,22 +63,27 @@ typedef struct bound_prog {
 } bound_prog;
 
 /* lb() of one instance of collective kind over p members of tensor size
- * val bytes (the rules above). */
-static ts_time_ps kind_lb(uint8_t kind, uint64_t val, uint32_t p, double ingress) {
-  if (p <= 1 || ingress <= 0) return 0;
-  double bytes = 0, s = (double)val;
+ * val bytes: the larger of the GPU term (the rules above) and the host
+ * term (below). */
+static ts_time_ps kind_lb(uint8_t kind, uint64_t val, uint32_t p, uint32_t k,
+                          double ingress, double host_in) {
+  if (p <= 1) return 0;
+  double bytes = 0, host = 0, s = (double)val;
   switch (kind) {
-  case TS_COLL_ALL_REDUCE: bytes = s; break;
-  case TS_COLL_ALL_GATHER: bytes = s * (p - 1) / p; break;
-  case TS_COLL_REDUCE_SCATTER: bytes = s / p; break;
+  case TS_COLL_ALL_REDUCE: bytes = s, host = s; break;
+  case TS_COLL_ALL_GATHER: bytes = s * (p - 1) / p, host = s * (p - k) / p; break;
+  case TS_COLL_REDUCE_SCATTER: bytes = s / p, host = s / p; break;
   default: return 0;
   }
   /* floor: a rounded-down time stays a lower bound */
-  return (ts_time_ps)(bytes / ingress * 1e12);
+  double t = ingress > 0 ? bytes / ingress : 0;
+  if (host_in > 0 && k && k < p && host / host_in > t) t = host / host_in;
+  return (ts_time_ps)(t * 1e12);
 }
 
 static ts_time_ps coll_lb(const ts_step_ins *in, const ts_step_bound_params *bp) {
-  return kind_lb(in->kind, in->val, bp->group_size[in->group], bp->ingress_bps);
+  return kind_lb(in->kind, in->val, bp->group_size[in->group],
+                 bp->host_members[in->group], bp->ingress_bps, bp->host_in_bps);
 }
 
 /* Runs program i until it ends or meets a RECV whose message is not
@@ -179,8 +194,8 @@ int ts_step_bound(const ts_step_progs *P, const ts_step_bound_params *bp,
  * lb(RS of S), to the unit's time exactly like a compute segment, and the
  * chains above (first forward unit, last backward unit, a stage's m units)
  * keep holding with the sums extended. lb is kind_lb with the replay's
- * ingress and flooring, so this form stays <= ts_step_bound. With
- * ingress_bps 0 the term is 0 (compute alone).
+ * ingress, host terms and flooring, so this form stays <= ts_step_bound.
+ * With ingress_bps and host_in_bps 0 the term is 0 (compute alone).
  *
  * ZeRO 3 (dp_mode zero) weight all-gathers join the same way: fwd_unit of
  * chunk 0 and bwd_unit of chunk v-1 issue, for every micro-batch, the
@@ -189,37 +204,45 @@ int ts_step_bound(const ts_step_progs *P, const ts_step_bound_params *bp,
  * and wait for each at once (dp_per_mb with block): z3_s = sum over the
  * buckets of lb(all-gather) joins F_s and B_s, F0_s (chunk 0's forward
  * unit carries it) and B0_s when v = 1 (chunk 0's backward unit is then
- * chunk v-1's). */
-static int tp_block_lb(const work_cfg *c, double ingress, ts_time_ps *out) {
+ * chunk v-1's). Where the gradient group spans hosts (K < p members per
+ * host), kind_lb's host term makes each all-gather at least
+ * bucket (p-K)/p / host_in: the shards held off the member's host cross
+ * its NICs, which on a DGX A100 take 200 GB/s against 507 GB/s into one
+ * GPU. */
+static int tp_block_lb(const work_cfg *c, const ts_step_bound_params *bp,
+                       ts_time_ps *out) {
   uint64_t S;
   *out = 0;
-  if (c->tp <= 1 || c->tp_comm_overlap || ingress <= 0) return 0;
+  if (c->tp <= 1 || c->tp_comm_overlap) return 0;
   /* work_comm.c's tp_layer size, saturating the same way */
   if (ts_mul_u64((uint64_t)c->seq_len / c->cp, c->micro_batch, &S) ||
       ts_mul_u64(S, c->hidden, &S) || ts_mul_u64(S, 2, &S))
     S = UINT64_MAX;
+  uint32_t k = bp->host_members[TS_GROUP_TP];
+  double in = bp->ingress_bps, hin = bp->host_in_bps;
   *out = c->sequence_parallel
-             ? kind_lb(TS_COLL_ALL_GATHER, S, c->tp, ingress) +
-                   kind_lb(TS_COLL_REDUCE_SCATTER, S, c->tp, ingress)
-             : kind_lb(TS_COLL_ALL_REDUCE, S, c->tp, ingress);
+             ? kind_lb(TS_COLL_ALL_GATHER, S, c->tp, k, in, hin) +
+                   kind_lb(TS_COLL_REDUCE_SCATTER, S, c->tp, k, in, hin)
+             : kind_lb(TS_COLL_ALL_REDUCE, S, c->tp, k, in, hin);
   return 0;
 }
 
 /* The ZeRO 3 weight all-gathers of stage s for one forward (or one
  * backward) unit, as above; 0 where they do not apply. */
-static ts_time_ps zero3_lb(const work_cfg *c, uint32_t s, double ingress) {
-  uint32_t p = c->dp * c->cp;
-  if (c->dp_mode != WORK_DP_ZERO || c->zero_stage < 3 || p <= 1 || ingress <= 0)
-    return 0;
+static ts_time_ps zero3_lb(const work_cfg *c, uint32_t s,
+                           const ts_step_bound_params *bp) {
+  uint32_t p = c->dp * c->cp, k = bp->host_members[TS_GROUP_GRAD];
+  double in = bp->ingress_bps, hin = bp->host_in_bps;
+  if (c->dp_mode != WORK_DP_ZERO || c->zero_stage < 3 || p <= 1) return 0;
   double dense, expert;
   work_stage_params(c, s, &dense, &expert);
   if (dense <= 0) return 0;
   /* work_comm.c's buckets: full buckets of bsz, then the rest */
   uint64_t total = ts_double_to_u64_sat(dense * 2);
   uint64_t bsz = c->dp_bucket ? c->dp_bucket : 1;
-  ts_time_ps full = kind_lb(TS_COLL_ALL_GATHER, bsz, p, ingress);
+  ts_time_ps full = kind_lb(TS_COLL_ALL_GATHER, bsz, p, k, in, hin);
   return (ts_time_ps)(total / bsz) * full +
-         kind_lb(TS_COLL_ALL_GATHER, total % bsz, p, ingress);
+         kind_lb(TS_COLL_ALL_GATHER, total % bsz, p, k, in, hin);
 }
 
 /* Per stage the forward (fb[0]) and backward + recompute (fb[1]) time of
@@ -254,8 +277,142 @@ static void stage_sums(const work_cfg *c, const ts_op *ops, size_t n,
   }
 }
 
+/* Bytes over one host's cut of one collective kind over groups of p
+ * members, K at most on the host, n ranks there: eg/in gain the egress
+ * and ingress of `times` instances of size S on every group there. */
+static void host_bytes(uint8_t kind, double S, double times, uint32_t p,
+                       uint32_t K, uint32_t n, double *eg, double *in) {
+  double g = (double)((n + K - 1) / K), on = (double)n / p, off = g - on;
+  switch (kind) {
+  case TS_COLL_ALL_REDUCE: *eg += times * S * g, *in += times * S * g; break;
+  case TS_COLL_REDUCE_SCATTER: *eg += times * S * off, *in += times * S * on; break;
+  case TS_COLL_ALL_GATHER: *eg += times * S * on, *in += times * S * off; break;
+  default: break;
+  }
+}
+
+/* The volume term with the CP collectives per micro-batch counted by the
+ * caller (cp_ag all-gathers and cp_rs reduce-scatters of K and V, the
+ * fewest over stages). */
+static ts_time_ps volume_lb(const work_cfg *c, const ts_step_bound_params *bp,
+                            uint32_t cp_ag, uint32_t cp_rs) {
+  uint32_t n = bp->host_gpus;
+  if (c->dp_mode != WORK_DP_ZERO || bp->host_in_bps <= 0 || !n) return 0;
+  double eg = 0, in = 0, m = work_microbatches(c);
+  uint32_t p = c->dp * c->cp, K = bp->host_members[TS_GROUP_GRAD];
+  double dense = -1, expert;
+  for (uint32_t s = 0; s < c->pp; s++) {
+    double d;
+    work_stage_params(c, s, &d, &expert);
+    if (dense < 0 || d < dense) dense = d;
+  }
+  if (K && K < p && dense > 0) {
+    double S = (double)ts_double_to_u64_sat(dense * (c->grad_dtype == WORK_GRAD_FP32 ? 4 : 2));
+    double W = (double)ts_double_to_u64_sat(dense * 2);
+    if (c->zero_stage == 0) {
+      host_bytes(TS_COLL_ALL_REDUCE, S, 1, p, K, n, &eg, &in);
+    } else {
+      host_bytes(TS_COLL_REDUCE_SCATTER, S, c->zero_stage >= 2 ? m : 1, p, K, n, &eg, &in);
+      host_bytes(TS_COLL_ALL_GATHER, W, c->zero_stage >= 3 ? 2 * m : 1, p, K, n, &eg, &in);
+    }
+  }
+  uint32_t Kc = bp->host_members[TS_GROUP_CP];
+  if (c->cp > 1 && Kc && Kc < c->cp) {
+    /* work_comm.c's cp_layer size, saturating the same way */
+    uint64_t x;
+    if (ts_mul_u64(2ull * c->micro_batch, c->seq_len, &x) ||
+        ts_mul_u64(x, (uint64_t)c->kv_heads * c->head_dim, &x))
+      x = UINT64_MAX;
+    x /= c->tp;
+    double S = x > UINT64_MAX / 2 ? (double)UINT64_MAX : (double)(x * 2);
+    host_bytes(TS_COLL_ALL_GATHER, S, m * cp_ag, c->cp, Kc, n, &eg, &in);
+    host_bytes(TS_COLL_REDUCE_SCATTER, S, m * cp_rs, c->cp, Kc, n, &eg, &in);
+  }
+  double t = (eg > in ? eg : in) / bp->host_in_bps * 1e12;
+  /* floored, less one ps for the rounding of the sums: a lower bound */
+  return t > 1 ? (ts_time_ps)t - 1 : 0;
+}
+
+/* The CP collectives one micro-batch of a stage issues (work_step_prog.c's
+ * emit_block): an all-gather at every non-empty attention block of the
+ * forward, of the backward and (full recompute) of the recompute pass,
+ * and in the backward a reduce-scatter after the last attention core op;
+ * bits: scratch of c->layers bytes. */
+static void cp_counts(const work_cfg *c, const ts_op *ops, size_t n,
+                      uint8_t *bits, uint32_t *ag, uint32_t *rs) {
+  memset(bits, 0, c->layers);
+  for (size_t i = 0; i < n; i++) {
+    const ts_op *o = &ops[i];
+    if (o->layer < 0 || (uint32_t)o->layer >= c->layers || !step_op_is_attn(o->kind))
+      continue;
+    uint8_t b = o->phase == TS_PHASE_FWD ? 1
+                : o->phase == TS_PHASE_BWD ? 4
+                : o->phase == TS_PHASE_RECOMPUTE && c->recompute == WORK_RC_FULL ? 2
+                                                                                  : 0;
+    if (b == 4 && (o->kind == TS_OP_ATTN_SCORE || o->kind == TS_OP_ATTN_VALUE)) b |= 8;
+    bits[o->layer] |= b;
+  }
+  *ag = *rs = 0;
+  for (uint32_t l = 0; l < c->layers; l++) {
+    *ag += !!(bits[l] & 1) + !!(bits[l] & 2) + !!(bits[l] & 4);
+    *rs += !!(bits[l] & 8);
+  }
+}
+
+/* ---- the host volume term ---------------------------------------------
+ *
+ * Whatever the order and the algorithm, the collectives of a step move
+ * their bytes inside the step: every byte that must leave (or enter) a
+ * host H crosses its cut, whose link directions add up to <= host_in each
+ * way, so step >= max(egress_H, ingress_H) / host_in. Per group with k
+ * members on H (p members, k < p) and per instance of size S:
+ *   all-reduce: egress >= S (every element of the result off H depends on
+ *     H's inputs: one value per element leaves), ingress >= S;
+ *   reduce-scatter: egress >= S (p-k)/p (the shards of the members off H
+ *     each need H's partial sums), ingress >= S k/p;
+ *   all-gather: egress >= S k/p (H's shards, each needed off H), ingress
+ *     >= S (p-k)/p.
+ * Over the groups of one kind on H (n ranks, each group <= K members
+ * there, so at least g = ceil(n/K) groups, sum k = n): sum (p-k)/p >=
+ * g - n/p. Bytes of different collectives are different data, so they
+ * add. Counted: the gradient group (dp x cp): work_comm.c's dp_comm issues
+ * per step (m micro-batches, S the stage's dense gradients, params x grad
+ * bytes, W its bf16 weights) ZeRO 0 one all-reduce of S; ZeRO 1 one
+ * reduce-scatter of S and one all-gather of W; ZeRO 2 the reduce-scatter
+ * every micro-batch; ZeRO 3 also two all-gathers of W every micro-batch,
+ * in dp_bucket buckets adding up to the totals; S and W at the smallest
+ * stage (H may hold any stage). The CP group: per micro-batch, the
+ * all-gathers and reduce-scatters of K and V that cp_counts finds, at the
+ * fewest over stages. Every quantity is a lower bound on bytes the
+ * simulation moves through H's links within the step, so the term holds
+ * under any fault, straggler or contention. gpu NULL: no CP part. */
+ts_time_ps ts_work_step_bound_volume(const ts_workload *w, const ts_gpu_model *gpu,
+                                     const ts_step_bound_params *bp) {
+  work_cfg c;
+  work_derive(w, &c);
+  if (c.dp_mode != WORK_DP_ZERO || bp->host_in_bps <= 0 || !bp->host_gpus) return 0;
+  uint32_t ag = UINT32_MAX, rs = UINT32_MAX;
+  uint8_t *bits = c.cp > 1 && gpu ? malloc(c.layers + 1) : NULL;
+  if (!bits) ag = rs = 0; /* no CP, or no memory: no CP part */
+  for (uint32_t s = 0; bits && s < c.pp; s++) {
+    ts_op *ops = NULL;
+    size_t n = 0;
+    uint32_t a, r;
+    if (ts_work_ops(w, gpu, s, 0, &ops, &n)) {
+      ag = rs = 0; /* unknown: no CP part */
+      break;
+    }
+    cp_counts(&c, ops, n, bits, &a, &r);
+    free(ops);
+    if (a < ag) ag = a;
+    if (r < rs) rs = r;
+  }
+  free(bits);
+  return volume_lb(&c, bp, ag == UINT32_MAX ? 0 : ag, rs == UINT32_MAX ? 0 : rs);
+}
+
 int ts_work_step_bound_quick(const ts_workload *w, const ts_gpu_model *gpu,
-                             double ingress_bps, ts_time_ps *out) {
+                             const ts_step_bound_params *bp, ts_time_ps *out) {
   work_cfg c;
   work_derive(w, &c);
   *out = 0;
@@ -263,8 +420,9 @@ int ts_work_step_bound_quick(const ts_workload *w, const ts_gpu_model *gpu,
   uint32_t m = work_microbatches(&c);
   if (c.schedule == WORK_INTERLEAVED && (!c.pp || m % c.pp)) return 0;
   ts_time_ps start = 0, chain_b = 0, o0 = 0, best = 0, tp_blk;
-  tp_block_lb(&c, ingress_bps, &tp_blk);
-  uint8_t *seen = malloc(c.layers + 1);
+  tp_block_lb(&c, bp, &tp_blk);
+  uint8_t *seen = malloc(2 * (size_t)c.layers + 1);
+  uint32_t cp_ag = UINT32_MAX, cp_rs = UINT32_MAX;
   if (!seen) return TS_ENOMEM;
   for (uint32_t s = 0; s < c.pp; s++) {
     ts_op *ops = NULL;
@@ -276,8 +434,12 @@ int ts_work_step_bound_quick(const ts_workload *w, const ts_gpu_model *gpu,
     }
     ts_time_ps sum[2] = {0, 0}, sum0[2] = {0, 0}, o = 0;
     stage_sums(&c, ops, n, s, tp_blk, seen, sum, sum0, &o);
+    uint32_t a, r;
+    cp_counts(&c, ops, n, seen + c.layers, &a, &r);
+    if (a < cp_ag) cp_ag = a;
+    if (r < cp_rs) cp_rs = r;
     free(ops);
-    ts_time_ps z3 = zero3_lb(&c, s, ingress_bps);
+    ts_time_ps z3 = zero3_lb(&c, s, bp);
     ts_time_ps f = sum[0] + z3, b = sum[1] + z3, f0 = sum0[0] + z3,
                b0 = sum0[1] + (work_chunks(&c) == 1 ? z3 : 0);
     if (!s) o0 = o;
@@ -288,6 +450,8 @@ int ts_work_step_bound_quick(const ts_workload *w, const ts_gpu_model *gpu,
     chain_b += b0;
   }
   free(seen);
-  *out = best;
+  ts_time_ps vol = volume_lb(&c, bp, cp_ag == UINT32_MAX ? 0 : cp_ag,
+                             cp_rs == UINT32_MAX ? 0 : cp_rs);
+  *out = best > vol ? best : vol;
   return 0;
 }

@@ -47,6 +47,7 @@ typedef struct op_list {
   const ts_gpu_model *gpu;
   int fail;
   double gm, gn, gk, gg; /* shape of the next pushed GEMM (0: not a GEMM) */
+  double ab;             /* block efficiency of the next attention op (0: 1) */
 } op_list;
 
 /* The next push is a GEMM of M x N outputs, inner dimension K, in G equal
@@ -67,14 +68,19 @@ static ts_time_ps roofline(const op_list *L, double flops, double bytes,
   int fp8 = c->dtype == WORK_FP8 && L->gpu->fp8_flops > 0 && e == EFF_GEMM;
   double peak = fp8 ? L->gpu->fp8_flops : L->gpu->bf16_flops;
   double eff = e == EFF_ATTN ? c->eff_attn : c->eff_gemm;
-  if (L->gm > 0) eff *= work_gemm_shape_eff(L->gpu, L->gm, L->gn, L->gg);
+  int bwd = ph == TS_PHASE_BWD;
+  /* a backward GEMM is two GEMMs of their own output shapes, the data
+   * gradient (M x K) and the weight gradient (K x N), half the FLOPs each */
+  if (L->gm > 0)
+    eff *= bwd ? work_gemm_bwd_shape_eff(L->gpu, L->gm, L->gn, L->gk, L->gg)
+               : work_gemm_shape_eff(L->gpu, L->gm, L->gn, L->gg);
   if (fp8) eff *= work_fp8_gemm_rel();
+  if (e == EFF_ATTN && L->ab > 0) eff *= L->ab;
   double tc = peak > 0 ? flops / (peak * eff) : 0;
   double bw = L->gpu->hbm_bandwidth * c->eff_mem;
   /* each output tile is written after its K loop (the epilogue): at the
    * SM's share of HBM bandwidth that is the whole output over bw, serial
    * with the FLOPs, and not sped up by FP8 (work_eff.c) */
-  int bwd = ph == TS_PHASE_BWD;
   if (L->gm > 0 && bw > 0 && tc > 0)
     tc += work_epilogue_bytes(L->gm, L->gn, L->gk, L->gg, bwd) / bw;
   double tm = bw > 0 ? bytes / bw : 0;
@@ -114,7 +120,7 @@ static void push(op_list *L, ts_op_kind k, ts_phase ph, int32_t layer,
   o->flops = flops;
   o->bytes = bytes;
   o->time = roofline(L, flops, bytes, e, ph);
-  L->gm = L->gn = L->gk = L->gg = 0;
+  L->gm = L->gn = L->gk = L->gg = L->ab = 0;
 }
 
 /* Parts of a layer's forward that layer_ops appends. */
@@ -153,9 +159,11 @@ static void layer_ops(op_list *L, uint32_t layer, ts_phase ph, double mult,
     push(L, TS_OP_QKV, ph, ly, m * 2 * T * w_qkv,
          m * (w_qkv * wb + 2 * T * h + 2 * T * o_qkv), EFF_GEMM);
   }
+  L->ab = work_attn_block_eff(c, layer);
   push(L, TS_OP_ATTN_SCORE, ph, ly, m * f_sc,
        m * 2 * (T * q / t + b * S * k / t), EFF_ATTN);
   if (part == PART_SCORE) return;
+  L->ab = work_attn_block_eff(c, layer);
   push(L, TS_OP_ATTN_VALUE, ph, ly, m * f_av,
        m * 2 * (b * S * k / t + T * q / t), EFF_ATTN);
   if (only_attn) return;
@@ -315,7 +323,7 @@ int ts_work_ops(const ts_workload *w, const ts_gpu_model *gpu, uint32_t stage,
   work_derive(w, &c);
   if (stage >= c.pp || ep_rank >= c.ep || work_validate(w, NULL))
     return TS_EINVALID;
-  op_list L = {NULL, 0, 0, &c, gpu, 0, 0, 0, 0, 0};
+  op_list L = {NULL, 0, 0, &c, gpu, 0, 0, 0, 0, 0, 0};
   double share = c.experts ? work_moe_rank_share(&c, ep_rank) : 0;
   uint32_t v = work_chunks(&c);
   for (uint32_t ch = 0; ch < v; ch++) chunk_ops(&L, stage, ch, share, true);

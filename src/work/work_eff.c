@@ -9,6 +9,15 @@
  *   wave quantization  tiles / (ceil(tiles / SMs) SMs): the last wave of
  *                      tiles leaves SMs idle (the guide's example: 108 SMs
  *                      of an A100, a GEMM of 109 tiles takes two waves).
+ * The backward of a GEMM of M x N outputs and inner dimension K runs two
+ * GEMMs of the same FLOPs, each quantized on its own outputs: the data
+ * gradient dX = dY W^T (M x K) and the weight gradient dW = X^T dY (K x N);
+ * their combined efficiency is the harmonic mean of the two. GPT-3 175B's
+ * QKV on TP 4 (M = 2048 tokens, N = 9216, K = 12288, 132 SMs): forward 576
+ * tiles in 5 waves (0.873), data gradient 768 tiles in 6 (0.970), weight
+ * gradient 3456 in 27 (0.970); its output projection (N = 12288, K = 3072)
+ * the other way round: forward 0.970, data gradient 192 tiles in 2 waves
+ * (0.727).
  * Grouped GEMMs (G experts of the same shape, one launch) quantize over
  * the G x tiles of the group. The product of both factors multiplies the
  * large-GEMM efficiency of the workload (efficiency.gemm, default 0.7),
@@ -17,6 +26,15 @@
  * SMs: the topology's gpu_models.MODEL.sms, else by model name (datasheets:
  * A100 108, H100 SXM / H800 / H200 132, H100 PCIe 114, H20 78, B200 / GB200
  * / B300 148), else 0 = no wave quantization.
+ *
+ * Causal attention blocks (Dao 2023, "FlashAttention-2", section 3.1.1):
+ * the fused kernel walks 128 x 128 blocks of (query, key) pairs, skips the
+ * blocks wholly above the diagonal and computes the diagonal ones whole,
+ * masking half of each; of the (s/128)(s/128 + 1)/2 blocks it runs, the
+ * mask keeps s(s + 1)/2 pairs: efficiency (s + 1) / (s + 128), 0.943 at
+ * s = 2048, 0.969 at 4096, 0.984 at 8192. Sliding-window layers (two
+ * partial diagonals) are left at 1; so is the unfused kernel, which
+ * computes every pair and masks them (its FLOPs are counted in full).
  *
  * Launch gap: 1 us per kernel between back-to-back kernels of a stream
  * whose host runs ahead (NVIDIA, "Getting Started with CUDA Graphs": 2.9 us
@@ -65,6 +83,7 @@
 #include "work/work_int.h"
 
 #define TILE_M 256.0
+#define ATTN_BLOCK 128.0
 #define TILE_N 128.0
 
 static int has_prefix(const char *s, const char *p) {
@@ -95,6 +114,23 @@ double work_gemm_shape_eff(const ts_gpu_model *g, double M, double N,
   double tiles = tm * tn * ceil(groups), sms = work_gpu_sms(g);
   double wave = sms > 0 ? tiles / (ceil(tiles / sms) * sms) : 1.0;
   return tile * wave;
+}
+
+double work_gemm_bwd_shape_eff(const ts_gpu_model *g, double M, double N,
+                               double K, double groups) {
+  double d = work_gemm_shape_eff(g, M, K, groups); /* data gradient */
+  double w = work_gemm_shape_eff(g, K, N, groups); /* weight gradient */
+  return 2.0 / (1.0 / d + 1.0 / w);
+}
+
+double work_attn_block_eff(const work_cfg *c, uint32_t layer) {
+  double s = c->seq_len;
+  bool global = c->full_every && (layer + 1) % c->full_every == 0;
+  if (c->attention == WORK_ATTN_FULL || !c->flash_attention || s <= 0 ||
+      (c->window && !global && c->window < s))
+    return 1.0;
+  /* s(s+1)/2 pairs kept; (s/B)(s/B + 1)/2 blocks of B^2 computed */
+  return (s + 1) / (s + ATTN_BLOCK);
 }
 
 double work_launch_gap_s(void) { return 1e-6; }

@@ -110,6 +110,10 @@ uint32_t work_chunks(const work_cfg *c); /* virtual stages per rank (>= 1) */
  * gap between back-to-back kernels, seconds. */
 uint32_t work_gpu_sms(const ts_gpu_model *g);
 double work_gemm_shape_eff(const ts_gpu_model *g, double M, double N, double groups);
+/* The same for the backward of that GEMM (inner dimension K): the harmonic
+ * mean of its data-gradient (M x K) and weight-gradient (K x N) shapes. */
+double work_gemm_bwd_shape_eff(const ts_gpu_model *g, double M, double N,
+                               double K, double groups);
 double work_launch_gap_s(void);
 /* Bytes a GEMM's epilogues write after their K loops (BF16 outputs):
  * forward M x N, backward M x K + K x N (data and weight gradients). */
@@ -117,6 +121,10 @@ double work_epilogue_bytes(double M, double N, double K, double groups,
                            int bwd);
 /* FP8 GEMM efficiency relative to BF16's, against the FP8 peak (0.875). */
 double work_fp8_gemm_rel(void);
+/* Fraction of the (query, key) blocks a fused causal attention kernel
+ * computes that the mask keeps (128 x 128 blocks, the diagonal ones run
+ * whole): (s + 1) / (s + 128) for a causal layer, 1 otherwise. */
+double work_attn_block_eff(const work_cfg *c, uint32_t layer);
 /* Transformer Engine's amax history length (DelayedScaling default). */
 #define WORK_FP8_AMAX_HISTORY 1024.0
 /* HBM bytes of the FP8 casts around one GEMM (work_eff.c): 4 bytes per

@@ -368,3 +368,76 @@ uint32_t ts_mapping_warning_count(const ts_mapping *m) { return m->nwarnings; }
 const char *ts_mapping_warning(const ts_mapping *m, uint32_t i) {
   return i < m->nwarnings ? m->warnings[i] : NULL;
 }
+
+/* ts_work_host_members: the layout of ts_work_map (same order string, same
+ * rank-to-GPU rule) without building it, so the sweep's closed-form bound
+ * can afford it on every mapping: group ids as build_groups numbers them,
+ * then per group kind the members of each group on each host, counted
+ * host by host (the ranks of one host are consecutive: ts_topo_gpus is
+ * host-major). O(ranks x group kinds) time and memory. */
+static void count_host_members(const int32_t *host, uint32_t n,
+                               const uint32_t *id, uint32_t *cnt,
+                               uint32_t *out) {
+  uint32_t lo = 0, best = 0; /* ranks [lo, r) are on one host */
+  for (uint32_t r = 0; r < n; r++) {
+    int32_t h = host[r], h0 = host[lo];
+    if (h < 0 || h < h0) { /* no host label, or not host-major: unknown */
+      best = 0;
+      break;
+    }
+    if (h != h0) {
+      for (uint32_t q = lo; q < r; q++) cnt[id[q]] = 0;
+      lo = r;
+    }
+    if (++cnt[id[r]] > best) best = cnt[id[r]];
+  }
+  memset(cnt, 0, (size_t)n * sizeof *cnt);
+  *out = best;
+}
+
+int ts_work_host_members(const ts_workload *w, const ts_topo *t,
+                         uint32_t out[TS_GROUP_COUNT], uint32_t *host_gpus) {
+  memset(out, 0, TS_GROUP_COUNT * sizeof *out);
+  *host_gpus = 0;
+  work_cfg c;
+  work_derive(w, &c);
+  int perm[WORK_D_COUNT];
+  const uint32_t *gpus;
+  uint32_t avail = ts_topo_gpus(t, &gpus);
+  uint64_t n64 = (uint64_t)c.tp * c.cp * c.pp * c.dp;
+  if (w->placement || !w->order || !c.ep || c.dp % c.ep || !n64 ||
+      n64 > avail || work_parse_order(w->order, perm, NULL, 0))
+    return 0; /* unknown: no host term */
+  uint32_t n = (uint32_t)n64;
+  uint32_t *cnt = calloc(n, sizeof *cnt);
+  uint32_t *id = malloc((size_t)n * TS_GROUP_COUNT * sizeof *id);
+  int32_t *host = malloc((size_t)n * sizeof *host);
+  if (!cnt || !id || !host) {
+    free(cnt), free(id), free(host);
+    return TS_ENOMEM;
+  }
+  uint32_t size[WORK_D_COUNT] = {c.tp, c.cp, c.ep, c.dp / c.ep, c.pp};
+  for (uint32_t r = 0; r < n; r++) {
+    uint32_t coord[WORK_D_COUNT], x = r;
+    host[r] = ts_topo_node(t, gpus[r])->host;
+    for (int i = 0; i < WORK_D_COUNT; i++) {
+      coord[perm[i]] = x % size[perm[i]];
+      x /= size[perm[i]];
+    }
+    for (int g = 0; g < TS_GROUP_COUNT; g++) {
+      uint32_t v = 0, vs = 1;
+      for (int k = 0; k < WORK_D_COUNT; k++)
+        if (!(group_dims[g] >> k & 1)) v += coord[k] * vs, vs *= size[k];
+      id[(size_t)g * n + r] = v;
+    }
+  }
+  for (int g = 0; g < TS_GROUP_COUNT; g++)
+    if (group_dims[g]) /* HSDP shard/replica (0): left unknown */
+      count_host_members(host, n, id + (size_t)g * n, cnt, &out[g]);
+  for (uint32_t r = 0; out[TS_GROUP_TP] && r < n; r++) /* known layout */
+    *host_gpus += host[r] == host[0];
+  free(cnt);
+  free(id);
+  free(host);
+  return 0;
+}

@@ -1,8 +1,9 @@
 /* bench_sweep_bound.c - how many mappings of a full default sweep the
  * closed-form step bound (ts_sweep_bound_quick) leaves below a cut, with
- * compute alone (ingress 0) and with the blocking TP collectives and
- * ZeRO 3 weight all-gathers at the fabric's ingress (what `topsim sweep`
- * uses), and what it costs.
+ * compute alone (ingress 0), with the blocking TP collectives and ZeRO 3
+ * weight all-gathers at the fabric's per-GPU ingress, and with the host
+ * term (collectives whose group spans hosts at the host's NIC ingress:
+ * what `topsim sweep` uses), and what it costs.
  *   bench_sweep_bound [WORKLOAD [CUT_S...]]
  * defaults: examples/gpt3-175b-1024-a100.yaml, cuts 22 27 28 s. */
 #include <stdio.h>
@@ -41,21 +42,25 @@ int main(int argc, char **argv) {
   }
   const uint32_t *ids;
   double ingress = ts_sweep_ingress(t, ts_topo_gpus(t, &ids));
-  printf("mappings %u (enumerated in %.1f s), ingress %.0f GB/s\n", z.n,
-         bench_now_s() - t0, ingress / 1e9);
-  for (int pass = 0; pass < 2; pass++) {
-    double in = pass ? ingress : 0, lo = 0;
+  double host_in = ts_sweep_host_ingress(t, ts_topo_gpus(t, &ids));
+  printf("mappings %u (enumerated in %.1f s), ingress %.0f GB/s a GPU, "
+         "%.0f GB/s a host\n", z.n, bench_now_s() - t0, ingress / 1e9,
+         host_in / 1e9);
+  static const char *const what[3] = {"compute alone",
+                                      "compute + blocking TP and ZeRO 3",
+                                      "... + host terms (gathers, volume)"};
+  for (int pass = 0; pass < 3; pass++) {
+    double in = pass ? ingress : 0, hin = pass == 2 ? host_in : 0, lo = 0;
     uint32_t below[8] = {0};
     t0 = bench_now_s();
     for (uint32_t i = 0; i < z.n; i++) {
       ts_time_ps q = 0;
-      ts_sweep_bound_quick(w, t, &z.maps[i], z.gpus, in, &q, &d);
+      ts_sweep_bound_quick(w, t, &z.maps[i], z.gpus, in, hin, &q, &d);
       double b = (double)q / 1e12;
       if (i == 0 || b < lo) lo = b;
       for (int k = 0; k < ncut; k++) below[k] += b < cuts[k];
     }
-    printf("%s: %.1f s;", pass ? "compute + blocking TP and ZeRO 3" : "compute alone",
-           bench_now_s() - t0);
+    printf("%s: %.1f s;", what[pass], bench_now_s() - t0);
     for (int k = 0; k < ncut; k++) printf(" below %g s: %u;", cuts[k], below[k]);
     printf(" lowest %.2f s\n", lo);
   }

@@ -1,0 +1,87 @@
+/* bench_sweep_rows.c - what the bound-ordered sweep of
+ * examples/gpt3-175b-1024-a100.yaml is left to simulate, mapping by
+ * mapping (docs/performance.md, issue 10):
+ *   bench_sweep_rows              CSV: every valid mapping of the default
+ *                                 sweep and its closed-form bound (what
+ *                                 `topsim sweep` orders by)
+ *   bench_sweep_rows replay I...  mappings I (CSV index): closed form and
+ *                                 program replay bound, replay CPU time
+ *   bench_sweep_rows sim I...     the same plus one simulated step (as
+ *                                 `topsim sweep`), exposed time per
+ *                                 dimension and the simulation's CPU time */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_common.h"
+#include "topsim/ts_sweep.h"
+#include "topsim/ts_work.h"
+
+int main(int argc, char **argv) {
+  const char *path = TOPSIM_SOURCE_DIR "/examples/gpt3-175b-1024-a100.yaml";
+  ts_diag d;
+  ts_diag_clear(&d);
+  ts_workload *w = NULL;
+  ts_topo *t = NULL;
+  ts_sweep_spec s;
+  ts_sweep_set z;
+  ts_sweep_spec_default(&s);
+  if (ts_workload_load_file(path, &w, &d) ||
+      ts_topo_load_file(ts_workload_topology(w), &t, &d) ||
+      ts_sweep_enumerate(w, t, &s, &z, &d)) {
+    fprintf(stderr, "bench_sweep_rows: %s\n", d.msg);
+    ts_workload_free(w);
+    ts_topo_free(t);
+    return 65;
+  }
+  const uint32_t *ids;
+  uint32_t ng = ts_topo_gpus(t, &ids);
+  double ingress = ts_sweep_ingress(t, ng), host_in = ts_sweep_host_ingress(t, ng);
+  int sim = argc > 1 && !strcmp(argv[1], "sim");
+  if (argc < 2) {
+    printf("i,tp,cp,pp,vp,dp,mb,schedule,recompute,zero,mem_gib,bound_s\n");
+    for (uint32_t i = 0; i < z.n; i++) {
+      const ts_sweep_map *m = &z.maps[i];
+      ts_time_ps q = 0;
+      ts_sweep_bound_quick(w, t, m, z.gpus, ingress, host_in, &q, &d);
+      printf("%u,%u,%u,%u,%u,%u,%u,%u,%u,%u,%.2f,%.4f\n", i, m->tp, m->cp,
+             m->pp, m->vp, m->dp, m->mb, m->schedule, m->recompute, m->zero,
+             (double)m->mem_bytes / 1073741824.0, (double)q / 1e12);
+    }
+  }
+  for (int a = 2; a < argc; a++) {
+    uint32_t i = (uint32_t)strtoul(argv[a], NULL, 10);
+    if (i >= z.n) continue;
+    const ts_sweep_map *m = &z.maps[i];
+    ts_time_ps q = 0, r = 0;
+    uint64_t key[2];
+    ts_sweep_bound_quick(w, t, m, z.gpus, ingress, host_in, &q, &d);
+    double t0 = bench_now_s();
+    ts_sweep_bound(w, t, m, z.gpus, ingress, host_in, &r, key, &d);
+    double t1 = bench_now_s();
+    ts_sweep_row row;
+    memset(&row, 0, sizeof row);
+    if (sim) {
+      ts_step_opts o;
+      ts_step_opts_default(&o);
+      ts_sweep_simulate(w, t, m, z.gpus, &o, &row);
+    }
+    double t2 = bench_now_s();
+    char label[128];
+    ts_sweep_map_label(m, label, sizeof label);
+    printf("%u %s: closed form %.3f s, replay %.3f s (%.2f s CPU)", i, label,
+           (double)q / 1e12, (double)r / 1e12, t1 - t0);
+    if (sim)
+      printf(", step %.3f s (%.1f s CPU): exposed TP %.2f CP %.2f PP %.2f DP "
+             "%.2f, bubble %.2f, compute %.2f", row.step_s, t2 - t1,
+             row.exposed_s[TS_DIM_TP], row.exposed_s[TS_DIM_CP],
+             row.exposed_s[TS_DIM_PP], row.exposed_s[TS_DIM_DP], row.bubble_s,
+             row.compute_s);
+    printf("\n");
+    fflush(stdout);
+  }
+  ts_sweep_set_free(&z);
+  ts_topo_free(t);
+  ts_workload_free(w);
+  return 0;
+}
