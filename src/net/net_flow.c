@@ -90,15 +90,18 @@ typedef struct fdir {
                            while nbn > 0) */
   double rem;           /* solver: capacity not yet given out */
   double key;           /* solver: rem / nun */
-  double lvl;           /* solver: share it gave the flows it froze this
-                           filling, or -1 (flow_local's check) */
-  double amax;          /* flow_local: fastest re-rated flow on it */
-  int64_t load;         /* sum of its flows' fx: exact, whatever the order
-                           of arrivals, departures and rate changes */
-  int64_t aload;        /* flow_local: the re-rated flows' part of load */
-  uint32_t abn;         /* flow_local: re-rated flows it bottlenecked */
   uint8_t dirty;
 } fdir;
+
+/* flow_local's scratch per direction, apart from fdir so that the other
+ * solves keep their cache footprint. */
+typedef struct fdir_local {
+  double lvl;           /* share it gave the flows it froze this filling,
+                           or -1 */
+  double amax;          /* fastest re-rated flow on it */
+  int64_t aload;        /* the re-rated flows' part of its load */
+  uint32_t abn;         /* re-rated flows it bottlenecked */
+} fdir_local;
 
 typedef struct flow_state {
   flow *flows;
@@ -107,6 +110,11 @@ typedef struct flow_state {
   uint32_t nmem, mem_cap;
   uint32_t mem_free[TS_NET_MAX_HOPS + 1]; /* per block length */
   fdir *dirs;
+  int64_t *load;        /* per direction: sum of its flows' fx, exact
+                           whatever the order of arrivals, departures and
+                           rate changes (flow_set_rate) */
+  fdir_local *dx;       /* per direction: flow_local's scratch */
+  int in_local;         /* flow_fill runs for flow_local (fills dx) */
   uint32_t *dirty, ndirty, dirty_cap;
   uint32_t *cdirs, ncdirs, cdirs_cap;  /* component scratch */
   uint32_t *cflows, ncflows, cflows_cap;
@@ -243,7 +251,7 @@ static void flow_set_rate(flow_state *s, flow *f, double rate) {
   int64_t fx = rate > 0 && rate < FX_MAX_CAP ? flow_fx(rate) : 0;
   if (fx != f->fx)
     for (uint32_t h = 0; h < f->hops; h++)
-      s->dirs[s->mem[f->m0 + h].dir].load += fx - f->fx;
+      s->load[s->mem[f->m0 + h].dir] += fx - f->fx;
   f->fx = fx;
   f->rate = rate;
 }
@@ -371,14 +379,14 @@ static void flow_fill_alone(flow_state *s, uint32_t fi) {
   double rem = s->dirs[b].rem;
   f->frozen = s->stamp;
   f->new_rate = rem > 0 ? rem : 0;
-  s->dirs[b].lvl = f->new_rate;
   f->nbneck = b;
   for (uint32_t h = 0; h < f->hops; h++) {
-    fdir *fe = &s->dirs[s->mem[f->m0 + h].dir];
-    fe->nun = 0;
-    fe->rem -= f->new_rate;
-    if (f->new_rate > fe->amax) fe->amax = f->new_rate;
+    uint32_t d = s->mem[f->m0 + h].dir;
+    s->dirs[d].nun = 0;
+    s->dirs[d].rem -= f->new_rate;
+    if (s->in_local && f->new_rate > s->dx[d].amax) s->dx[d].amax = f->new_rate;
   }
+  if (s->in_local) s->dx[b].lvl = f->new_rate;
 }
 
 /* Progressive filling over the collected component: the direction with
@@ -415,7 +423,7 @@ static void flow_fill(ts_net *net) {
     s->heap[0] = s->heap[--s->nheap];
     if (s->nheap) heap_down(s, 0);
     if (!fd->nun) continue;
-    fd->lvl = share;
+    if (s->in_local) s->dx[d].lvl = share;
     for (uint32_t m = fd->head; m != NET_NONE; m = s->mem[m].next) {
       flow *f = &s->flows[s->mem[m].flow];
       if (f->frozen == st || f->mark != st) continue; /* done or kept */
@@ -423,10 +431,11 @@ static void flow_fill(ts_net *net) {
       f->new_rate = share;
       f->nbneck = d;
       for (uint32_t h = 0; h < f->hops; h++) {
-        fdir *fe = &s->dirs[s->mem[f->m0 + h].dir];
+        uint32_t e = s->mem[f->m0 + h].dir;
+        fdir *fe = &s->dirs[e];
         fe->rem -= share;
         fe->nun--;
-        if (share > fe->amax) fe->amax = share;
+        if (s->in_local && share > s->dx[e].amax) s->dx[e].amax = share;
       }
     }
     NET_ASSERT(fd->nun == 0, "bottleneck kept unfrozen flows");
@@ -535,13 +544,13 @@ static void local_prepare(ts_net *net) {
       fdir *fe = &s->dirs[e];
       if (fe->mark != st) {
         fe->mark = st;
-        fe->nun = fe->abn = 0;
-        fe->aload = 0;
+        fe->nun = s->dx[e].abn = 0;
+        s->dx[e].aload = 0;
         s->cdirs[s->ncdirs++] = e;
       }
       fe->nun++;
-      fe->aload += f->fx;
-      fe->abn += f->bneck == e;
+      s->dx[e].aload += f->fx;
+      s->dx[e].abn += f->bneck == e;
     }
   }
   for (uint32_t i = 0; i < s->ncdirs; i++) {
@@ -549,7 +558,7 @@ static void local_prepare(ts_net *net) {
     fdir *fd = &s->dirs[d];
     double cap = net->dirs[d].cap, fixed = 0;
     if (cap < FX_MAX_CAP) {
-      fixed = (double)(fd->load - fd->aload) / FX_ONE;
+      fixed = (double)(s->load[d] - s->dx[d].aload) / FX_ONE;
     } else {
       for (uint32_t m = fd->head; m != NET_NONE; m = s->mem[m].next) {
         const flow *f = &s->flows[s->mem[m].flow];
@@ -557,8 +566,8 @@ static void local_prepare(ts_net *net) {
       }
     }
     fd->rem = cap - fixed;
-    fd->lvl = -1;
-    fd->amax = 0;
+    s->dx[d].lvl = -1;
+    s->dx[d].amax = 0;
   }
 }
 
@@ -574,11 +583,12 @@ static int local_check(ts_net *net) {
   for (uint32_t i = 0; i < n; i++) {
     uint32_t d = s->cdirs[i];
     const fdir *fd = &s->dirs[d];
+    const fdir_local *lx = &s->dx[d];
     double cap = net->dirs[d].cap;
-    int held_bn = fd->nbn > fd->abn;
+    int held_bn = fd->nbn > lx->abn;
     int maybe_lost = held_bn && (fd->rem > 4 * NET_EPS * cap ||
-                                 fd->amax > fd->blevel * (1 + NET_EPS));
-    if (fd->lvl < 0 && !maybe_lost) continue;
+                                 lx->amax > fd->blevel * (1 + NET_EPS));
+    if (lx->lvl < 0 && !maybe_lost) continue;
     double hmax = 0, hbmin = INFINITY;
     for (uint32_t m = fd->head; m != NET_NONE; m = s->mem[m].next) {
       const flow *f = &s->flows[s->mem[m].flow];
@@ -586,16 +596,16 @@ static int local_check(ts_net *net) {
       if (f->rate > hmax) hmax = f->rate;
       if (f->bneck == d && f->rate < hbmin) hbmin = f->rate;
     }
-    int slow = fd->lvl >= 0 && hmax > fd->lvl * (1 + 2 * NET_EPS);
+    int slow = lx->lvl >= 0 && hmax > lx->lvl * (1 + 2 * NET_EPS);
     int lost = hbmin != INFINITY &&
                (fd->rem > 4 * NET_EPS * cap ||
-                fd->amax > hbmin * (1 + 2 * NET_EPS));
+                lx->amax > hbmin * (1 + 2 * NET_EPS));
     if (!slow && !lost) continue;
     for (uint32_t m = fd->head; m != NET_NONE; m = s->mem[m].next) {
       uint32_t fi = s->mem[m].flow;
       const flow *f = &s->flows[fi];
       if (f->mark == st) continue; /* re-rated, or joined this round */
-      if ((slow && f->rate > fd->lvl * (1 + 2 * NET_EPS)) ||
+      if ((slow && f->rate > lx->lvl * (1 + 2 * NET_EPS)) ||
           (lost && f->bneck == d))
         if (local_add(s, fi)) return TS_ENOMEM;
     }
@@ -622,7 +632,9 @@ static int flow_local(ts_net *net, double floor) {
   for (uint32_t round = 0; s->ncflows; round++) {
     if (round == LOCAL_ROUNDS) return 1;
     local_prepare(net);
+    s->in_local = 1;
     flow_fill(net);
+    s->in_local = 0;
     uint32_t before = s->ncflows;
     int rc = local_check(net);
     if (rc) return rc;
@@ -719,7 +731,7 @@ static void flow_finish(ts_net *net, uint32_t fi) {
   flow_clear_bneck(s, f);
   for (uint32_t h = 0; f->bytes && h < f->hops; h++) {
     member *m = &s->mem[f->m0 + h];
-    s->dirs[m->dir].load -= f->fx; /* its rate leaves (flow_set_rate) */
+    s->load[m->dir] -= f->fx; /* its rate leaves (flow_set_rate) */
     if (m->prev != NET_NONE) s->mem[m->prev].next = m->next;
     else s->dirs[m->dir].head = m->next;
     if (m->next != NET_NONE) s->mem[m->next].prev = m->prev;
@@ -925,9 +937,12 @@ static int flow_init(ts_net *net) {
   for (uint32_t i = 0; i <= TS_NET_MAX_HOPS; i++) s->mem_free[i] = NET_NONE;
   size_t nd = net->ndirs ? net->ndirs : 1;
   s->dirs = calloc(nd, sizeof *s->dirs);
+  s->load = calloc(nd, sizeof *s->load);
+  s->dx = calloc(nd, sizeof *s->dx);
   s->cdirs = malloc(nd * sizeof *s->cdirs);
   s->heap = malloc(nd * sizeof *s->heap);
-  if (!s->dirs || !s->cdirs || !s->heap) return TS_ENOMEM;
+  if (!s->dirs || !s->load || !s->dx || !s->cdirs || !s->heap)
+    return TS_ENOMEM;
   for (uint32_t d = 0; d < net->ndirs; d++) {
     s->dirs[d].head = NET_NONE;
     s->dirs[d].hpos = NET_NONE;
@@ -941,6 +956,8 @@ static void flow_fini(ts_net *net) {
   free(s->flows);
   free(s->mem);
   free(s->dirs);
+  free(s->load);
+  free(s->dx);
   free(s->dirty);
   free(s->cdirs);
   free(s->cflows);
