@@ -392,7 +392,7 @@ static void flow_fill_alone(flow_state *s, uint32_t fi) {
 /* Progressive filling over the collected component: the direction with
  * the smallest fair share rem/nun is the bottleneck; its unfrozen flows
  * get that share, are frozen and note it as their bottleneck (nbneck,
- * kept by flow_rate_all once the filling stands), which
+ * which flow_resolve_ev keeps once the filling stands); that
  * lowers rem and nun on every direction they cross; repeat.
  * Shares only grow as filling proceeds (s <= rem/nun implies
  * (rem-s)/(nun-1) >= rem/nun), so the heap is lazy: a key is a lower
@@ -492,7 +492,6 @@ static double flow_floor(const ts_net *net, double dlevel) {
   if (s->dirty_hard || net->cfg.full_solve || !isfinite(s->level)) return 0;
   return fmax(s->level * (1 - NET_EPS), dlevel * (1 - 2 * NET_EPS));
 }
-
 
 /* ---- localized re-rating after departures ---------------------------
  *
