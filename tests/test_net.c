@@ -641,8 +641,8 @@ static void test_tie_level(void **state) {
  * every flow on every change, all through the heap (no floor, no fast
  * path for flows alone): max-min rates are unique, so every finish agrees
  * within 1 ps, and the floor really cut work. */
-static void skew_run(int full, int degrade, int jitter, ts_time_ps *out,
-                     ts_net_stats *st) {
+static void skew_run(int full, int nolocal, int degrade, int jitter,
+                     ts_time_ps *out, ts_net_stats *st) {
   ts_topo *t = tg_new(11);
   for (uint32_t i = 0; i < 8; i++) tg_link(t, i, 8 + i / 4, 10 * GBs, US / 2);
   tg_link(t, 8, 10, 10 * GBs, US / 2);
@@ -651,6 +651,7 @@ static void skew_run(int full, int degrade, int jitter, ts_time_ps *out,
   ts_net_config c;
   ts_net_config_default(&c);
   c.full_solve = full;
+  c.no_local = nolocal;
   tg_done_cfg(w, t, &c);
   if (degrade) assert_int_equal(ts_net_set_link_factor(w->net, 9, 0.3), 0);
   uint64_t x = 0x2545f4914f6cdd1dull;
@@ -679,20 +680,104 @@ static void skew_run(int full, int degrade, int jitter, ts_time_ps *out,
   free(w);
 }
 
+/* Three solvers on each case: the default (localized re-rating after
+ * departures), the component walk (no_local) and the full re-solve. All
+ * agree within 1 ps; the floor cut work against the full re-solve and the
+ * localized filling re-rated fewer flows than the component walk. */
 static void test_skewed_alltoall_vs_full(void **state) {
   enum { N = 2 * 8 * 7 };
   static const int cases[][2] = {{0, 1}, {1, 1}, {0, 0}, {1, 0}};
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-    ts_time_ps a[N], b[N];
-    ts_net_stats sa, sb;
-    skew_run(0, cases[k][0], cases[k][1], a, &sa);
-    skew_run(1, cases[k][0], cases[k][1], b, &sb);
+    ts_time_ps a[N], b[N], c[N];
+    ts_net_stats sa, sb, sc;
+    skew_run(0, 0, cases[k][0], cases[k][1], a, &sa);
+    skew_run(1, 0, cases[k][0], cases[k][1], b, &sb);
+    skew_run(0, 1, cases[k][0], cases[k][1], c, &sc);
     for (int i = 0; i < N; i++) {
       assert_true(a[i] != UINT64_MAX);
       assert_true(a[i] + 1 >= b[i] && b[i] + 1 >= a[i]);
+      assert_true(c[i] + 1 >= b[i] && b[i] + 1 >= c[i]);
     }
-    assert_true(sa.flows_touched < sb.flows_touched);
+    assert_true(sc.flows_touched < sb.flows_touched);
+    assert_true(sa.flows_touched < sc.flows_touched);
+    assert_true(sa.local_solves > 0);
+    assert_int_equal(sc.local_solves, 0);
   }
+}
+
+/* Localized re-rating (net_flow.c, flow_local): only flows whose
+ * bottleneck a departure touched. Links S1 (10 GB/s), S2 (20), X and Y
+ * (100 each). a1 crosses S1 then X, a2 S1 then Y, b1 S2 then X. S1 gives
+ * a1 and a2 5 GB/s each, b1 gets S2's 20 GB/s (X carries 25 of 100).
+ * a1 (5 MB) drains at 1 ms, level 5 GB/s: b1 (20 GB/s, above the floor,
+ * its bottleneck S2 clean) shares X with a1, so the component walk
+ * re-rates it with a2; the localized filling re-rates a2 alone: 10 GB/s,
+ * its 10 MB left end at 2 ms. b1 (80 MB) ends at 4 ms. Both later
+ * departures free no bottleneck (skipped). Flows touched: 3 at t = 0,
+ * then 1 (2 with the component walk). */
+static void local_seed_run(int nolocal, ts_net_stats *st) {
+  world w;
+  ts_topo *t = tg_new(5);
+  tg_link(t, 0, 1, 10 * GBs, 0);
+  tg_link(t, 2, 1, 20 * GBs, 0);
+  tg_link(t, 1, 3, 100 * GBs, 0);
+  tg_link(t, 1, 4, 100 * GBs, 0);
+  ts_net_config c;
+  ts_net_config_default(&c);
+  c.no_local = nolocal;
+  tg_done_cfg(&w, t, &c);
+  uint32_t a1[] = {0, 4}, a2[] = {0, 6}, b1[] = {2, 4};
+  send1(&w, a1, 2, 5000000, 0, 0);
+  send1(&w, a2, 2, 15000000, 0, 1);
+  send1(&w, b1, 2, 80000000, 0, 2);
+  run(&w);
+  assert_int_equal(w.done[0], 1000 * US);
+  assert_int_equal(w.done[1], 2000 * US);
+  assert_int_equal(w.done[2], 4000 * US);
+  ts_net_stats_get(w.net, st);
+  assert_int_equal(st->solves, 2);
+  assert_int_equal(st->solves_skipped, 2);
+  w_free(&w);
+}
+
+static void test_local_seed(void **state) {
+  ts_net_stats a, b;
+  local_seed_run(0, &a);
+  local_seed_run(1, &b);
+  assert_int_equal(a.flows_touched, 3 + 1);
+  assert_int_equal(a.local_solves, 1);
+  assert_int_equal(b.flows_touched, 3 + 2);
+  assert_int_equal(b.local_solves, 0);
+}
+
+/* The localized filling's check adds a held flow. S1 (10 GB/s) carries
+ * a1 and a2; a2 goes on over Z (12 GB/s), which also carries c. Max-min:
+ * a1 = a2 = 5 (S1), c = 7 (Z's rest). a1 (5 MB) drains at 1 ms: the
+ * first round re-rates a2 alone and Z gives it 12 - 7 = 5, but c (7) is
+ * faster than that share on Z, so c joins; the second round splits Z:
+ * 6 and 6 (S1 has 10 for a2). a2's 15 MB left end at 3.5 ms; c had
+ * 25 - 7 = 18 MB left at 1 ms, 3 MB at 3.5 ms, then 12 GB/s alone: ends
+ * at 3.75 ms. Flows touched: 3, 2 (a2 and c) and 1 (c at 3.5 ms). */
+static void test_local_expand(void **state) {
+  world w;
+  ts_topo *t = tg_new(3);
+  tg_link(t, 0, 1, 10 * GBs, 0);
+  tg_link(t, 1, 2, 12 * GBs, 0);
+  tg_done(&w, t, TS_NET_FLOW);
+  uint32_t a1[] = {0}, a2[] = {0, 2}, c[] = {2};
+  send1(&w, a1, 1, 5000000, 0, 0);
+  send1(&w, a2, 2, 20000000, 0, 1);
+  send1(&w, c, 1, 25000000, 0, 2);
+  run(&w);
+  assert_int_equal(w.done[0], 1000 * US);
+  assert_int_equal(w.done[1], 3500 * US);
+  assert_int_equal(w.done[2], 3750 * US);
+  ts_net_stats s;
+  ts_net_stats_get(w.net, &s);
+  assert_int_equal(s.solves, 3);
+  assert_int_equal(s.local_solves, 2);
+  assert_int_equal(s.flows_touched, 3 + 2 + 1);
+  w_free(&w);
 }
 
 /* Flows alone on their directions are rated without the heap (the least
@@ -746,6 +831,8 @@ int main(void) {
       cmocka_unit_test(test_level_floor),
       cmocka_unit_test(test_alone_closed_form),
       cmocka_unit_test(test_skewed_alltoall_vs_full),
+      cmocka_unit_test(test_local_seed),
+      cmocka_unit_test(test_local_expand),
       cmocka_unit_test(test_tie_level),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -49,6 +49,9 @@ typedef struct ts_net_config {
   int full_solve;             /* flow, debug: re-solve every flow on every
                                  change through the heap, no shortcuts
                                  (differential tests only) */
+  int no_local;               /* flow, debug: re-rate after departures by
+                                 the component walk, not the localized
+                                 filling (differential tests only) */
   int bundle_nvswitch;        /* a GPU's NVLinks to its NVSwitch chips act
                                  as one resource (see below); default on */
 } ts_net_config;
@@ -75,6 +78,8 @@ typedef struct ts_net_stats {
   uint64_t solves;             /* flow: rate solves (batched) */
   uint64_t solves_skipped;     /* flow: departure batches that freed no
                                   bottleneck (rates provably unchanged) */
+  uint64_t local_solves;       /* flow: solves done by the localized
+                                  filling after departures */
   uint64_t flows_touched;      /* flow: sum of flows re-rated per solve */
   uint64_t max_flows_touched;  /* flow: largest single solve */
   uint64_t rate_changes;       /* flow: flows whose rate actually changed */

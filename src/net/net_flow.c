@@ -26,16 +26,22 @@
  *   - a batch made only of departures re-rates only flows rated at least
  *     the least departed rate and the least dirty bottleneck's level D
  *     (flow_floor): slower flows keep their rates, and so do flows rated
- *     D whose bottleneck is clean (ties: s->tie).
+ *     D whose bottleneck is clean (ties: s->tie);
+ *   - such a batch starts from the flows bottlenecked at a dirty direction
+ *     and adds held flows only when they lose their bottleneck
+ *     (flow_local); each direction keeps the exact fixed-point sum of its
+ *     flows' rates (load, flow_set_rate) and the list of the flows it
+ *     bottlenecks (bhead).
  *
  * Costs: start O(hops); drain O(hops); a solve touches only the connected
  * component (flows linked through shared directions) of the dirty
  * directions: O(F_c * hops + D_c log D_c) for F_c flows over D_c
- * directions; after departures only the part of it linked through flows at
- * least as fast as the slowest departed one. Unrelated flows cost nothing.
- * Upgrade path if one giant component makes
- * solves slow: bound the re-solve to flows whose bottleneck share can move
- * (SimGrid's "selective update" goes the same way), or solve in parallel. */
+ * directions; after departures O(A * hops + D_A log D_A) for the A flows
+ * whose bottleneck moved (and those they push off theirs) over the D_A
+ * directions they cross, plus a walk of the directions that froze them.
+ * Unrelated flows cost nothing. Upgrade path: solve in parallel, or
+ * replay whole collectives that run alone (exec_step_run.c does it for
+ * TP groups). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +66,10 @@ typedef struct flow {
   uint32_t bneck;       /* direction that fixed the rate at the last
                            solve; NET_NONE before the first and once off
                            its directions */
+  uint32_t nbneck;      /* solver scratch: bottleneck this filling */
+  uint32_t bprev, bnext; /* list of the flows bneck bottlenecks */
+  int64_t fx;           /* rate in fixed point (flow_fx), as summed into
+                           each direction's load */
   uint64_t moved;       /* bytes credited to an earlier path (reroutes) */
   uint8_t state;
 } flow;
@@ -75,12 +85,23 @@ typedef struct fdir {
   uint32_t nun;         /* solver: unfrozen flows */
   uint32_t hpos;        /* solver: heap slot or NET_NONE */
   uint32_t nbn;         /* active flows whose bneck is this direction */
+  uint32_t bhead;       /* first of them (flow ids, bprev / bnext) */
   double blevel;        /* least rate it gave those flows (a lower bound
                            while nbn > 0) */
   double rem;           /* solver: capacity not yet given out */
   double key;           /* solver: rem / nun */
   uint8_t dirty;
 } fdir;
+
+/* flow_local's scratch per direction, apart from fdir so that the other
+ * solves keep their cache footprint. */
+typedef struct fdir_local {
+  double lvl;           /* share it gave the flows it froze this filling,
+                           or -1 */
+  double amax;          /* fastest re-rated flow on it */
+  int64_t aload;        /* the re-rated flows' part of its load */
+  uint32_t abn;         /* re-rated flows it bottlenecked */
+} fdir_local;
 
 typedef struct flow_state {
   flow *flows;
@@ -89,6 +110,11 @@ typedef struct flow_state {
   uint32_t nmem, mem_cap;
   uint32_t mem_free[TS_NET_MAX_HOPS + 1]; /* per block length */
   fdir *dirs;
+  int64_t *load;        /* per direction: sum of its flows' fx, exact
+                           whatever the order of arrivals, departures and
+                           rate changes (flow_set_rate) */
+  fdir_local *dx;       /* per direction: flow_local's scratch */
+  int in_local;         /* flow_fill runs for flow_local (fills dx) */
   uint32_t *dirty, ndirty, dirty_cap;
   uint32_t *cdirs, ncdirs, cdirs_cap;  /* component scratch */
   uint32_t *cflows, ncflows, cflows_cap;
@@ -209,6 +235,27 @@ static void flow_mark_dirty(ts_net *net, uint32_t dir) {
   }
 }
 
+/* Rates in fixed point, 2^-20 byte/s: a direction's load is then an
+ * exact integer sum, kept incrementally at no drift, and the capacity
+ * that flows held at their rates leave (flow_local) is the same number
+ * whatever the order they came and went in. Directions up to 2^42 byte/s
+ * (4.4 TB/s) are covered without overflow; faster ones are walked
+ * (FX_MAX_CAP). */
+#define FX_ONE 1048576.0
+#define FX_MAX_CAP 4398046511104.0
+
+static int64_t flow_fx(double rate) { return (int64_t)(rate * FX_ONE); }
+
+/* f's rate is now `rate`: moves the difference onto its directions. */
+static void flow_set_rate(flow_state *s, flow *f, double rate) {
+  int64_t fx = rate > 0 && rate < FX_MAX_CAP ? flow_fx(rate) : 0;
+  if (fx != f->fx)
+    for (uint32_t h = 0; h < f->hops; h++)
+      s->load[s->mem[f->m0 + h].dir] += fx - f->fx;
+  f->fx = fx;
+  f->rate = rate;
+}
+
 /* Brings f's bytes left to now at its current rate. */
 static void flow_settle(ts_net *net, flow *f) {
   ts_time_ps now = ts_sim_now(net->sim);
@@ -281,19 +328,35 @@ static int flow_collect(ts_net *net, double floor) {
   return 0;
 }
 
-/* Direction d fixed f's rate at `level`: keeps the bottleneck counts and
- * each direction's least level (conservative: a lower bound of the rates
- * of the flows it bottlenecks, reset when the last of them leaves). */
-static void flow_set_bneck(flow_state *s, flow *f, uint32_t d, double level) {
-  if (f->bneck != NET_NONE) s->dirs[f->bneck].nbn--;
-  fdir *fd = &s->dirs[d];
-  if (fd->nbn++ == 0 || level < fd->blevel) fd->blevel = level;
-  f->bneck = d;
+/* f leaves the list, count and level of its bottleneck. */
+static void flow_clear_bneck(flow_state *s, flow *f) {
+  if (f->bneck == NET_NONE) return;
+  fdir *fd = &s->dirs[f->bneck];
+  fd->nbn--;
+  if (f->bprev != NET_NONE) s->flows[f->bprev].bnext = f->bnext;
+  else fd->bhead = f->bnext;
+  if (f->bnext != NET_NONE) s->flows[f->bnext].bprev = f->bprev;
+  f->bneck = NET_NONE;
 }
 
-static void flow_clear_bneck(flow_state *s, flow *f) {
-  if (f->bneck != NET_NONE) s->dirs[f->bneck].nbn--;
-  f->bneck = NET_NONE;
+/* Direction d fixed f's rate at `level`: keeps the bottleneck lists and
+ * counts and each direction's least level (conservative: a lower bound of
+ * the rates of the flows it bottlenecks, reset when the last of them
+ * leaves). */
+static void flow_set_bneck(flow_state *s, flow *f, uint32_t d, double level) {
+  fdir *fd = &s->dirs[d];
+  if (f->bneck == d) { /* same list: only the level can move */
+    if (level < fd->blevel) fd->blevel = level;
+    return;
+  }
+  flow_clear_bneck(s, f);
+  if (fd->nbn++ == 0 || level < fd->blevel) fd->blevel = level;
+  uint32_t fi = (uint32_t)(f - s->flows);
+  f->bneck = d;
+  f->bprev = NET_NONE;
+  f->bnext = fd->bhead;
+  if (fd->bhead != NET_NONE) s->flows[fd->bhead].bprev = fi;
+  fd->bhead = fi;
 }
 
 /* A flow that no other collected flow shares a direction with gets what
@@ -316,13 +379,20 @@ static void flow_fill_alone(flow_state *s, uint32_t fi) {
   double rem = s->dirs[b].rem;
   f->frozen = s->stamp;
   f->new_rate = rem > 0 ? rem : 0;
-  flow_set_bneck(s, f, b, f->new_rate);
-  for (uint32_t h = 0; h < f->hops; h++) s->dirs[s->mem[f->m0 + h].dir].nun = 0;
+  f->nbneck = b;
+  for (uint32_t h = 0; h < f->hops; h++) {
+    uint32_t d = s->mem[f->m0 + h].dir;
+    s->dirs[d].nun = 0;
+    s->dirs[d].rem -= f->new_rate;
+    if (s->in_local && f->new_rate > s->dx[d].amax) s->dx[d].amax = f->new_rate;
+  }
+  if (s->in_local) s->dx[b].lvl = f->new_rate;
 }
 
 /* Progressive filling over the collected component: the direction with
  * the smallest fair share rem/nun is the bottleneck; its unfrozen flows
- * get that share, are frozen and remember it as their bottleneck, which
+ * get that share, are frozen and note it as their bottleneck (nbneck,
+ * which flow_resolve_ev keeps once the filling stands); that
  * lowers rem and nun on every direction they cross; repeat.
  * Shares only grow as filling proceeds (s <= rem/nun implies
  * (rem-s)/(nun-1) >= rem/nun), so the heap is lazy: a key is a lower
@@ -353,16 +423,19 @@ static void flow_fill(ts_net *net) {
     s->heap[0] = s->heap[--s->nheap];
     if (s->nheap) heap_down(s, 0);
     if (!fd->nun) continue;
+    if (s->in_local) s->dx[d].lvl = share;
     for (uint32_t m = fd->head; m != NET_NONE; m = s->mem[m].next) {
       flow *f = &s->flows[s->mem[m].flow];
       if (f->frozen == st || f->mark != st) continue; /* done or kept */
       f->frozen = st;
       f->new_rate = share;
-      flow_set_bneck(s, f, d, share);
+      f->nbneck = d;
       for (uint32_t h = 0; h < f->hops; h++) {
-        fdir *fe = &s->dirs[s->mem[f->m0 + h].dir];
+        uint32_t e = s->mem[f->m0 + h].dir;
+        fdir *fe = &s->dirs[e];
         fe->rem -= share;
         fe->nun--;
+        if (s->in_local && share > s->dx[e].amax) s->dx[e].amax = share;
       }
     }
     NET_ASSERT(fd->nun == 0, "bottleneck kept unfrozen flows");
@@ -420,6 +493,155 @@ static double flow_floor(const ts_net *net, double dlevel) {
   return fmax(s->level * (1 - NET_EPS), dlevel * (1 - 2 * NET_EPS));
 }
 
+/* ---- localized re-rating after departures ---------------------------
+ *
+ * After a batch made only of departures, most of the component that
+ * flow_collect gathers keeps its rates: in a skewed all-to-all a departure
+ * from one source's egress re-rates that source's flows, while every
+ * other flow above the floor is collected only because it shares a
+ * destination with them. flow_local starts from the flows whose
+ * bottleneck the batch touched (a dirty direction; the others have a
+ * clean, unchanged bottleneck or sit below the floor), re-rates them by
+ * progressive filling with every other flow's rate held fixed, and then
+ * checks the bottleneck characterisation (Bertsekas & Gallager: rates are
+ * max-min fair iff every flow has a saturated direction on which no flow
+ * is faster) on every direction the re-rated flows cross:
+ *   - a held flow faster than the share a direction gave the re-rated
+ *     flows it froze there must come down: it joins the set;
+ *   - a held flow whose bottleneck is such a direction keeps it only if
+ *     the direction is still saturated and no re-rated flow there is
+ *     faster; otherwise every held flow bottlenecked there joins.
+ * Held flows elsewhere keep a bottleneck nobody touched. When no flow
+ * joins, every flow has a bottleneck, so the rates are the unique max-min
+ * rates (within NET_EPS, as everywhere in this file); after LOCAL_ROUNDS
+ * rounds that still add flows the caller falls back to flow_collect. */
+enum { LOCAL_ROUNDS = 8 };
+
+static int local_add(flow_state *s, uint32_t fi) {
+  if (net_grow((void **)&s->cflows, &s->cflows_cap, s->ncflows + 1,
+               sizeof *s->cflows))
+    return TS_ENOMEM;
+  s->flows[fi].mark = s->stamp;
+  s->cflows[s->ncflows++] = fi;
+  return 0;
+}
+
+/* New stamp on the set in cflows; the directions they cross into cdirs,
+ * each with the capacity the held flows leave (rem: its exact load less
+ * the re-rated flows' part), its count of re-rated flows (nun) and of
+ * those it bottlenecked so far (abn). O(re-rated flows x hops); only a
+ * direction faster than FX_MAX_CAP is walked. */
+static void local_prepare(ts_net *net) {
+  flow_state *s = fs_of(net);
+  uint32_t st = ++s->stamp;
+  s->ncdirs = 0;
+  for (uint32_t i = 0; i < s->ncflows; i++) {
+    flow *f = &s->flows[s->cflows[i]];
+    f->mark = st;
+    for (uint32_t h = 0; h < f->hops; h++) {
+      uint32_t e = s->mem[f->m0 + h].dir;
+      fdir *fe = &s->dirs[e];
+      if (fe->mark != st) {
+        fe->mark = st;
+        fe->nun = s->dx[e].abn = 0;
+        s->dx[e].aload = 0;
+        s->cdirs[s->ncdirs++] = e;
+      }
+      fe->nun++;
+      s->dx[e].aload += f->fx;
+      s->dx[e].abn += f->bneck == e;
+    }
+  }
+  for (uint32_t i = 0; i < s->ncdirs; i++) {
+    uint32_t d = s->cdirs[i];
+    fdir *fd = &s->dirs[d];
+    double cap = net->dirs[d].cap, fixed = 0;
+    if (cap < FX_MAX_CAP) {
+      fixed = (double)(s->load[d] - s->dx[d].aload) / FX_ONE;
+    } else {
+      for (uint32_t m = fd->head; m != NET_NONE; m = s->mem[m].next) {
+        const flow *f = &s->flows[s->mem[m].flow];
+        if (f->mark != st) fixed += f->rate;
+      }
+    }
+    fd->rem = cap - fixed;
+    s->dx[d].lvl = -1;
+    s->dx[d].amax = 0;
+  }
+}
+
+/* The check after a filling (see above), from what local_prepare and
+ * flow_fill left on each direction: a direction is walked only when it
+ * froze re-rated flows (held flows faster than its share?) or when it
+ * bottlenecks held flows and may have lost them (no longer saturated, or
+ * a re-rated flow above its least level). Held flows that fail join
+ * cflows marked, unrated, for the next round. */
+static int local_check(ts_net *net) {
+  flow_state *s = fs_of(net);
+  uint32_t st = s->stamp, n = s->ncdirs;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t d = s->cdirs[i];
+    const fdir *fd = &s->dirs[d];
+    const fdir_local *lx = &s->dx[d];
+    double cap = net->dirs[d].cap;
+    int held_bn = fd->nbn > lx->abn;
+    int maybe_lost = held_bn && (fd->rem > 4 * NET_EPS * cap ||
+                                 lx->amax > fd->blevel * (1 + NET_EPS));
+    if (lx->lvl < 0 && !maybe_lost) continue;
+    double hmax = 0, hbmin = INFINITY;
+    for (uint32_t m = fd->head; m != NET_NONE; m = s->mem[m].next) {
+      const flow *f = &s->flows[s->mem[m].flow];
+      if (f->mark == st) continue;
+      if (f->rate > hmax) hmax = f->rate;
+      if (f->bneck == d && f->rate < hbmin) hbmin = f->rate;
+    }
+    int slow = lx->lvl >= 0 && hmax > lx->lvl * (1 + 2 * NET_EPS);
+    int lost = hbmin != INFINITY &&
+               (fd->rem > 4 * NET_EPS * cap ||
+                lx->amax > hbmin * (1 + 2 * NET_EPS));
+    if (!slow && !lost) continue;
+    for (uint32_t m = fd->head; m != NET_NONE; m = s->mem[m].next) {
+      uint32_t fi = s->mem[m].flow;
+      const flow *f = &s->flows[fi];
+      if (f->mark == st) continue; /* re-rated, or joined this round */
+      if ((slow && f->rate > lx->lvl * (1 + 2 * NET_EPS)) ||
+          (lost && f->bneck == d))
+        if (local_add(s, fi)) return TS_ENOMEM;
+    }
+  }
+  return 0;
+}
+
+/* Re-rates after a batch of departures by the localized filling: 0 with
+ * cflows rated (frozen at the current stamp), 1 when it gave up (nothing
+ * changed but scratch: run flow_collect), TS_ENOMEM. */
+static int flow_local(ts_net *net, double floor) {
+  flow_state *s = fs_of(net);
+  ++s->stamp;
+  s->ncflows = 0;
+  for (uint32_t i = 0; i < s->ndirty; i++) {
+    uint32_t d = s->dirty[i];
+    for (uint32_t fi = s->dirs[d].bhead; fi != NET_NONE;
+         fi = s->flows[fi].bnext) {
+      const flow *f = &s->flows[fi];
+      if (f->rate < floor || f->mark == s->stamp) continue;
+      if (local_add(s, fi)) return TS_ENOMEM;
+    }
+  }
+  for (uint32_t round = 0; s->ncflows; round++) {
+    if (round == LOCAL_ROUNDS) return 1;
+    local_prepare(net);
+    s->in_local = 1;
+    flow_fill(net);
+    s->in_local = 0;
+    uint32_t before = s->ncflows;
+    int rc = local_check(net);
+    if (rc) return rc;
+    if (s->ncflows == before) return 0;
+  }
+  return 0;
+}
+
 static void flow_drain_ev(ts_sim *sim, void *ctx, uint64_t arg);
 
 /* Gives flow fi its solved rate; settles and moves its drain event only
@@ -431,7 +653,7 @@ static void flow_apply(ts_net *net, uint32_t fi) {
   double old = f->rate, nr = f->new_rate;
   if (fabs(nr - old) <= NET_EPS * fmax(nr, old)) return;
   flow_settle(net, f);
-  f->rate = nr;
+  flow_set_rate(s, f, nr);
   net->st.rate_changes++;
   if (nr <= 0) {
     if (f->ev) ts_sim_cancel(net->sim, f->ev);
@@ -461,10 +683,22 @@ static void flow_resolve_ev(ts_sim *sim, void *ctx, uint64_t arg) {
   s->tie = floor > 0 ? dlevel * (1 + 2 * NET_EPS) : -1;
   s->dirty_hard = 0;
   s->level = INFINITY;
-  NET_ASSERT(flow_collect(net, floor) == 0,
-             "out of memory collecting a component");
+  int rc = floor > 0 && !net->cfg.no_local ? flow_local(net, floor) : 1;
+  NET_ASSERT(rc >= 0, "out of memory re-rating flows");
+  if (rc == 0) {
+    for (uint32_t i = 0; i < s->ndirty; i++) s->dirs[s->dirty[i]].dirty = 0;
+    s->ndirty = 0;
+    net->st.local_solves++;
+  } else {
+    NET_ASSERT(flow_collect(net, floor) == 0,
+               "out of memory collecting a component");
+    if (s->ncflows) flow_fill(net);
+  }
   if (s->ncflows == 0) return;
-  flow_fill(net);
+  for (uint32_t i = 0; i < s->ncflows; i++) {
+    flow *f = &s->flows[s->cflows[i]];
+    flow_set_bneck(s, f, f->nbneck, f->new_rate);
+  }
   for (uint32_t i = 0; i < s->ncflows; i++) flow_apply(net, s->cflows[i]);
   net->st.solves++;
   net->st.flows_touched += s->ncflows;
@@ -496,6 +730,7 @@ static void flow_finish(ts_net *net, uint32_t fi) {
   flow_clear_bneck(s, f);
   for (uint32_t h = 0; f->bytes && h < f->hops; h++) {
     member *m = &s->mem[f->m0 + h];
+    s->load[m->dir] -= f->fx; /* its rate leaves (flow_set_rate) */
     if (m->prev != NET_NONE) s->mem[m->prev].next = m->next;
     else s->dirs[m->dir].head = m->next;
     if (m->next != NET_NONE) s->mem[m->next].prev = m->prev;
@@ -503,6 +738,8 @@ static void flow_finish(ts_net *net, uint32_t fi) {
     net_dir_leave(net, m->dir);
     flow_mark_dirty(net, m->dir);
   }
+  f->fx = 0;
+  f->rate = 0;
   mem_release(s, f->m0, f->hops);
   f->state = FLOW_TAIL;
   f->ev = TS_SIM_NO_EVENT;
@@ -610,6 +847,7 @@ static void flow_unlink(ts_net *net, uint32_t fi) {
   if (f->ev != TS_SIM_NO_EVENT) ts_sim_cancel(net->sim, f->ev);
   f->ev = TS_SIM_NO_EVENT;
   uint64_t done = f->bytes - (uint64_t)llround(f->left > 0 ? f->left : 0);
+  flow_set_rate(s, f, 0);
   flow_clear_bneck(s, f);
   for (uint32_t h = 0; h < f->hops; h++) {
     member *m = &s->mem[f->m0 + h];
@@ -621,7 +859,6 @@ static void flow_unlink(ts_net *net, uint32_t fi) {
     flow_mark_dirty(net, m->dir);
   }
   f->moved = done;
-  f->rate = 0;
 }
 
 /* Link went down: every active flow crossing it moves to a path the hook
@@ -699,12 +936,16 @@ static int flow_init(ts_net *net) {
   for (uint32_t i = 0; i <= TS_NET_MAX_HOPS; i++) s->mem_free[i] = NET_NONE;
   size_t nd = net->ndirs ? net->ndirs : 1;
   s->dirs = calloc(nd, sizeof *s->dirs);
+  s->load = calloc(nd, sizeof *s->load);
+  s->dx = calloc(nd, sizeof *s->dx);
   s->cdirs = malloc(nd * sizeof *s->cdirs);
   s->heap = malloc(nd * sizeof *s->heap);
-  if (!s->dirs || !s->cdirs || !s->heap) return TS_ENOMEM;
+  if (!s->dirs || !s->load || !s->dx || !s->cdirs || !s->heap)
+    return TS_ENOMEM;
   for (uint32_t d = 0; d < net->ndirs; d++) {
     s->dirs[d].head = NET_NONE;
     s->dirs[d].hpos = NET_NONE;
+    s->dirs[d].bhead = NET_NONE;
   }
   return 0;
 }
@@ -714,6 +955,8 @@ static void flow_fini(ts_net *net) {
   free(s->flows);
   free(s->mem);
   free(s->dirs);
+  free(s->load);
+  free(s->dx);
   free(s->dirty);
   free(s->cdirs);
   free(s->cflows);
