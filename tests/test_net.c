@@ -758,12 +758,15 @@ static void test_local_seed(void **state) {
  * 6 and 6 (S1 has 10 for a2). a2's 15 MB left end at 3.5 ms; c had
  * 25 - 7 = 18 MB left at 1 ms, 3 MB at 3.5 ms, then 12 GB/s alone: ends
  * at 3.75 ms. Flows touched: 3, 2 (a2 and c) and 1 (c at 3.5 ms). */
-static void test_local_expand(void **state) {
+static void local_expand_run(int rounds, ts_net_stats *s) {
   world w;
   ts_topo *t = tg_new(3);
   tg_link(t, 0, 1, 10 * GBs, 0);
   tg_link(t, 1, 2, 12 * GBs, 0);
-  tg_done(&w, t, TS_NET_FLOW);
+  ts_net_config cfg;
+  ts_net_config_default(&cfg);
+  cfg.local_rounds = rounds;
+  tg_done_cfg(&w, t, &cfg);
   uint32_t a1[] = {0}, a2[] = {0, 2}, c[] = {2};
   send1(&w, a1, 1, 5000000, 0, 0);
   send1(&w, a2, 2, 20000000, 0, 1);
@@ -772,12 +775,29 @@ static void test_local_expand(void **state) {
   assert_int_equal(w.done[0], 1000 * US);
   assert_int_equal(w.done[1], 3500 * US);
   assert_int_equal(w.done[2], 3750 * US);
+  ts_net_stats_get(w.net, s);
+  w_free(&w);
+}
+
+static void test_local_expand(void **state) {
+  (void)state;
   ts_net_stats s;
-  ts_net_stats_get(w.net, &s);
+  local_expand_run(0, &s);
   assert_int_equal(s.solves, 3);
   assert_int_equal(s.local_solves, 2);
   assert_int_equal(s.flows_touched, 3 + 2 + 1);
-  w_free(&w);
+}
+
+/* The same case with the localized filling held to one round: at 1 ms
+ * the round that would add c gives up, and the component walk re-rates
+ * from scratch (the same finish times, asserted in local_expand_run);
+ * only the 3.5 ms solve (c alone) stays local. */
+static void test_local_fallback(void **state) {
+  (void)state;
+  ts_net_stats s;
+  local_expand_run(1, &s);
+  assert_int_equal(s.solves, 3);
+  assert_int_equal(s.local_solves, 1);
 }
 
 /* Flows alone on their directions are rated without the heap (the least
@@ -833,6 +853,7 @@ int main(void) {
       cmocka_unit_test(test_skewed_alltoall_vs_full),
       cmocka_unit_test(test_local_seed),
       cmocka_unit_test(test_local_expand),
+      cmocka_unit_test(test_local_fallback),
       cmocka_unit_test(test_tie_level),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -52,6 +52,9 @@ typedef struct ts_net_config {
   int no_local;               /* flow, debug: re-rate after departures by
                                  the component walk, not the localized
                                  filling (differential tests only) */
+  int local_rounds;           /* flow, debug: rounds the localized filling
+                                 may take before it falls back to the
+                                 component walk; 0 = the default (8) */
   int bundle_nvswitch;        /* a GPU's NVLinks to its NVSwitch chips act
                                  as one resource (see below); default on */
 } ts_net_config;

@@ -628,8 +628,10 @@ static int flow_local(ts_net *net, double floor) {
       if (local_add(s, fi)) return TS_ENOMEM;
     }
   }
-  for (uint32_t round = 0; s->ncflows; round++) {
-    if (round == LOCAL_ROUNDS) return 1;
+  int limit = net->cfg.local_rounds > 0 ? net->cfg.local_rounds
+                                        : LOCAL_ROUNDS;
+  for (int round = 0; s->ncflows; round++) {
+    if (round == limit) return 1;
     local_prepare(net);
     s->in_local = 1;
     flow_fill(net);
