@@ -99,15 +99,41 @@ for r in bnd:
     assert float(r["step_lower_bound_s"]) > tenth, (key(r), r["step_lower_bound_s"], tenth)
 EOF
 
+# The early stop (docs/cli.md): a mapping simulated once the table has
+# its top rows runs only until the top-th best step; one still busy then
+# is bounded with that horizon as its bound (checked above against the
+# exhaustive steps). Without it (test hook TOPSIM_SWEEP_NO_HORIZON) the
+# same mappings are simulated to the end: the same top 10, more rows with
+# a step time, and every row both simulated with the same step.
+TOPSIM_SWEEP_NO_HORIZON=1 "$bin" sweep "${big[@]}" --jobs 2 --csv "$tmp/bh.csv" >"$tmp/bh.txt" \
+  || note "bounded without the early stop failed"
+cmp -s <(head -n 12 "$tmp/bx.txt") <(head -n 12 "$tmp/bh.txt") && ok \
+  || note "top 10 without the early stop differs from --exhaustive"
+python3 - "$tmp/b1.csv" "$tmp/bh.csv" <<'EOF' && ok || note "the early stop stops no simulation"
+import csv, sys
+key = lambda r: tuple(r[k] for k in ("tp", "cp", "pp", "virtual_stages", "dp",
+                      "micro_batch", "schedule", "recompute", "zero_stage", "order"))
+stop = {key(r): r for r in csv.DictReader(open(sys.argv[1]))}
+full = {key(r): r for r in csv.DictReader(open(sys.argv[2]))}
+ok = lambda d: {k for k, r in d.items() if r["status"] == "ok"}
+assert ok(stop) < ok(full), (len(ok(stop)), len(ok(full)))
+for k in ok(stop):
+    assert stop[k]["step_s"] == full[k]["step_s"], k
+for k in ok(full) - ok(stop):
+    assert stop[k]["status"] == "bounded", k
+    assert float(stop[k]["step_lower_bound_s"]) < float(full[k]["step_s"]), k
+EOF
+
 # The host term of the bound (docs/model.md "Step lower bound": ZeRO 3
 # weight all-gathers over a gradient group that spans hosts cross the
 # host's NICs) decides part of the cut here: without it (test hook
-# TOPSIM_SWEEP_NO_HOST_BOUND) the same top 10 costs more simulations.
-TOPSIM_SWEEP_NO_HOST_BOUND=1 "$bin" sweep "${big[@]}" --jobs 2 --csv "$tmp/bn.csv" >"$tmp/bn.txt" \
-  || note "bounded without the host term failed"
+# TOPSIM_SWEEP_NO_HOST_BOUND) the same top 10 costs more simulations
+# (both without the early stop, which would bound what they simulate).
+TOPSIM_SWEEP_NO_HOST_BOUND=1 TOPSIM_SWEEP_NO_HORIZON=1 "$bin" sweep "${big[@]}" --jobs 2 \
+  --csv "$tmp/bn.csv" >"$tmp/bn.txt" || note "bounded without the host term failed"
 cmp -s <(head -n 12 "$tmp/bx.txt") <(head -n 12 "$tmp/bn.txt") && ok \
   || note "top 10 without the host term differs from --exhaustive"
-python3 - "$tmp/b1.csv" "$tmp/bn.csv" <<'EOF' && ok || note "the host term decides no mapping"
+python3 - "$tmp/bh.csv" "$tmp/bn.csv" <<'EOF' && ok || note "the host term decides no mapping"
 import csv, sys
 sim = lambda f: sum(r["status"] == "ok" for r in csv.DictReader(open(f)))
 with_host, without = sim(sys.argv[1]), sim(sys.argv[2])

@@ -311,6 +311,36 @@ static void check_volume_term(ts_workload *w, const ts_topo *t,
   ts_mapping_free(map);
 }
 
+/* The sweep's early stop (ts_step_opts.horizon) against the full run r
+ * of mapping m under o: a horizon 1 ps short of the step stops it (the
+ * row is bounded, its bound the horizon, below the step), one equal to
+ * the step does not (the same row to the bit: every event up to the
+ * horizon runs, and the run then goes on as without it). */
+static void check_horizon(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
+                          const ts_step_opts *o, const ts_sweep_row *r,
+                          uint32_t *checked) {
+  ts_time_ps step = (ts_time_ps)llround(r->step_s * 1e12);
+  ts_step_opts h = *o;
+  ts_sweep_row a, e;
+  memset(&a, 0, sizeof a);
+  memset(&e, 0, sizeof e);
+  h.horizon = step - 1;
+  ts_sweep_simulate(w, t, m, 16, &h, &a);
+  h.horizon = step;
+  ts_sweep_simulate(w, t, m, 16, &h, &e);
+  if (!(a.bounded && a.status == 0 && a.bound_s == (double)(step - 1) / 1e12 &&
+        a.bound_s < r->step_s && a.step_s == 0))
+    fail_msg("tp %u pp %u: horizon 1 ps short of the step %.12f s: bounded %d, "
+             "status %d, bound %.12f s", m->tp, m->pp, r->step_s, a.bounded,
+             a.status, a.bound_s);
+  if (!(!e.bounded && e.status == 0 && e.step_s == r->step_s &&
+        e.tokens_s == r->tokens_s && e.bubble_s == r->bubble_s &&
+        !memcmp(e.exposed_s, r->exposed_s, sizeof e.exposed_s)))
+    fail_msg("tp %u pp %u: horizon at the step %.12f s: bounded %d, step %.12f s",
+             m->tp, m->pp, r->step_s, e.bounded, e.step_s);
+  ++*checked;
+}
+
 /* ts_sweep_bound on every mapping of tiny-dense (global batch 8) over
  * 16 GPUs varying tp, pp, virtual stages, schedule and ZeRO stage:
  *  - the closed form (ts_sweep_bound_quick) is positive and below the
@@ -366,7 +396,7 @@ static void test_bound_below_step(void **state) {
     assert_int_equal(ts_faults_resolve(&f[k], t, &d), 0);
   }
   uint32_t above_free = 0, quick_tp = 0, quick_z3 = 0, quick_host = 0;
-  uint32_t quick_host_exact = 0, volume_exact = 0;
+  uint32_t quick_host_exact = 0, volume_exact = 0, horizons = 0;
   for (uint32_t i = 0; i < z.n; i++) {
     ts_time_ps b0, b;
     uint64_t key[2];
@@ -424,8 +454,12 @@ static void test_bound_below_step(void **state) {
       if (!((double)b / 1e12 <= r.step_s && (double)qc / 1e12 <= r.step_s))
         fail_msg("mapping %u (%s): bound %.9f s > step %.9f s", i,
                  what[k][0] ? what[k][0] : "plain", (double)b / 1e12, r.step_s);
+      if (i % 6 == 0) check_horizon(w, t, &z.maps[i], &o, &r, &horizons);
     }
   }
+  /* the early stop, at the ps on both sides, on a sixth of the mappings
+   * under every fault mode */
+  assert_int_equal(horizons, 4 * ((z.n + 5) / 6));
   /* every mapping with tp > 1 has blocking TP collectives (sequence
    * parallel: all-gather and reduce-scatter) */
   uint32_t tp_gt1 = 0;

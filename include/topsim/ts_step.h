@@ -85,6 +85,12 @@ typedef struct ts_step_opts {
   void *progress_ctx;
   const uint32_t *trace_ranks; /* ranks whose slices are recorded */
   uint32_t ntrace_ranks;       /* 0: record nothing */
+  ts_time_ps horizon;          /* > 0: stop once every event up to this
+                                  simulated time has run and a rank is
+                                  still busy: the step is then provably
+                                  longer, ts_step_run returns TS_ELIMIT
+                                  with result.horizon_passed set (the
+                                  sweep's early stop). 0: run to the end */
 } ts_step_opts;
 
 /* Defaults: flow fidelity, PXN, no failures, real communication,
@@ -153,6 +159,9 @@ typedef struct ts_step_result {
                                  TP group when folded (exec_step_fold.c) */
   char fold[256];             /* folding: "on: ...", "off: ..." or
                                  "refused: <the first asymmetry found>" */
+  int horizon_passed;         /* 1: opts.horizon was passed with a rank
+                                 still busy (step_time > opts.horizon);
+                                 only this field is set */
   ts_step_link top[TS_STEP_TOP_LINKS];
   uint32_t ntop;
   ts_net_stats net;

@@ -134,7 +134,8 @@ void ts_sweep_set_free(ts_sweep_set *s);
 int ts_sweep_apply(ts_workload *w, const ts_sweep_map *m, uint32_t gpus,
                    ts_diag *d);
 /* Maps and runs one step of mapping m: fills *row, errors included (never
- * fails). */
+ * fails). With o->horizon > 0, a step that passes it is not finished: the
+ * row is bounded with bound_s = the horizon (a proof step_s > bound_s). */
 void ts_sweep_simulate(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
                        uint32_t gpus, const ts_step_opts *o, ts_sweep_row *row);
 

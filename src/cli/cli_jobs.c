@@ -1,12 +1,13 @@
 /* cli_jobs.c - the task runner behind `sweep` and `plan --sus`: in
  * process, forked workers over pipes, or MPI ranks.
  *
- * Fork protocol: the parent writes a task number (uint32) down a worker's
- * task pipe; the worker answers on its result pipe with the task number
- * and `size` result bytes; UINT32_MAX tells it to leave. Workers inherit
- * everything the parent loaded (copy-on-write), so nothing but task numbers
- * and results crosses the pipes. MPI: rank 0 only dispatches and gathers
- * (same messages, MPI_BYTE); it polls with a 1 ms sleep instead of a
+ * Fork protocol: the parent writes a task message (task number and the
+ * task's 64-bit argument, cli_jobs_task_arg) down a worker's task pipe;
+ * the worker answers on its result pipe with the task number and `size`
+ * result bytes; task UINT32_MAX tells it to leave. Workers inherit
+ * everything the parent loaded (copy-on-write), so nothing but task
+ * messages and results crosses the pipes. MPI: rank 0 only dispatches and
+ * gathers (same messages, MPI_BYTE); it polls with a 1 ms sleep instead of a
  * blocking receive because Open MPI's blocking wait spins a core, and the
  * CI machine has two. Results are placed by task number, so the order of
  * completion never shows in the output. */
@@ -37,6 +38,15 @@
 #define HDR 16
 
 static int mpi_rank, mpi_size = 1;
+static uint64_t task_arg; /* the argument of the task being computed */
+
+uint64_t cli_jobs_task_arg(void) { return task_arg; }
+
+/* What goes down a task pipe (and, as four uint32, to an MPI rank). */
+typedef struct task_msg {
+  uint32_t task, pos; /* pos: place in the root's list (MPI) */
+  uint64_t arg;
+} task_msg;
 #ifdef TOPSIM_MPI
 static int mpi_on;
 #endif
@@ -85,9 +95,11 @@ static void progress_tick(progress *p, int final) {
 
 /* ---- in process --------------------------------------------------------- */
 
-static int run_local(uint32_t n, const uint32_t *list, size_t size,
-                     cli_job_fn fn, void *ctx, progress *p, char *out) {
+static int run_local(uint32_t n, const uint32_t *list, const uint64_t *args,
+                     size_t size, cli_job_fn fn, void *ctx, progress *p,
+                     char *out) {
   for (uint32_t i = 0; i < n; i++) {
+    task_arg = args ? args[i] : 0;
     fn(list ? list[i] : i, ctx, out + (size_t)i * size);
     progress_tick(p, i + 1 == n);
   }
@@ -129,10 +141,11 @@ static int write_full(int fd, const void *buf, size_t len) {
 static void worker_loop(int task_fd, int result_fd, size_t size, cli_job_fn fn,
                         void *ctx) {
   char *buf = calloc(1, HDR + size);
-  uint32_t task;
-  while (buf && !read_full(task_fd, &task, sizeof task) && task != STOP) {
-    memcpy(buf, &task, sizeof task);
-    fn(task, ctx, buf + HDR);
+  task_msg t;
+  while (buf && !read_full(task_fd, &t, sizeof t) && t.task != STOP) {
+    memcpy(buf, &t.task, sizeof t.task);
+    task_arg = t.arg;
+    fn(t.task, ctx, buf + HDR);
     if (write_full(result_fd, buf, HDR + size)) break;
   }
   free(buf);
@@ -187,11 +200,17 @@ static void reap(worker *w, char *why, size_t len) {
 }
 
 /* Hands worker k its next task (or STOP); list maps positions to task
- * numbers (NULL: the identity). */
-static int feed(worker *w, uint32_t *next, uint32_t n, const uint32_t *list) {
+ * numbers (NULL: the identity), args to arguments (NULL: 0). */
+static int feed(worker *w, uint32_t *next, uint32_t n, const uint32_t *list,
+                const uint64_t *args) {
   w->pos = *next;
-  uint32_t t = *next < n ? (list ? list[(*next)++] : (*next)++) : STOP;
-  w->task = t;
+  task_msg t = {STOP, *next, 0};
+  if (*next < n) {
+    t.arg = args ? args[*next] : 0;
+    t.task = list ? list[*next] : *next;
+    (*next)++;
+  }
+  w->task = t.task;
   return write_full(w->task_fd, &t, sizeof t);
 }
 
@@ -199,6 +218,7 @@ typedef struct fork_run {
   worker *w;
   uint32_t nw, n, next, left;
   const uint32_t *list;
+  const uint64_t *args;
   size_t size;
   cli_job_fn fn;
   cli_job_fail_fn fail;
@@ -218,7 +238,7 @@ static int on_ready(fork_run *r, uint32_t k) {
     memcpy(r->out + (size_t)w->pos * r->size, r->buf + HDR, r->size);
     r->left--;
     progress_tick(r->p, r->left == 0);
-    if (feed(w, &r->next, r->n, r->list)) return -1;
+    if (feed(w, &r->next, r->n, r->list, r->args)) return -1;
     return 0;
   }
   char why[160]; /* died: its task fails, a fresh worker takes its place */
@@ -231,7 +251,7 @@ static int on_ready(fork_run *r, uint32_t k) {
   if (!r->left) return 0;
   int s = spawn(r->w, k, r->nw, r->size, r->fn, r->ctx);
   if (s) return s;
-  return feed(w, &r->next, r->n, r->list) ? -1 : 0;
+  return feed(w, &r->next, r->n, r->list, r->args) ? -1 : 0;
 }
 
 static int run_fork(fork_run *r) {
@@ -240,7 +260,7 @@ static int run_fork(fork_run *r) {
   int rc = 0;
   for (uint32_t k = 0; k < r->nw && !rc; k++) {
     rc = spawn(r->w, k, r->nw, r->size, r->fn, r->ctx);
-    if (!rc) rc = feed(&r->w[k], &r->next, r->n, r->list) ? -1 : 0;
+    if (!rc) rc = feed(&r->w[k], &r->next, r->n, r->list, r->args) ? -1 : 0;
   }
   while (!rc && r->left) {
     uint32_t np = 0;
@@ -262,7 +282,7 @@ static int run_fork(fork_run *r) {
   if (rc == 1) return 1; /* a respawned child finished its loop */
   for (uint32_t k = 0; k < r->nw; k++) { /* idle workers: STOP, then reap */
     if (r->w[k].pid <= 0) continue;
-    uint32_t stop = STOP;
+    task_msg stop = {STOP, 0, 0};
     (void)write_full(r->w[k].task_fd, &stop, sizeof stop);
     close(r->w[k].task_fd);
     close(r->w[k].result_fd);
@@ -271,10 +291,11 @@ static int run_fork(fork_run *r) {
   return rc || r->left ? -1 : 0;
 }
 
-static int run_workers(uint32_t n, const uint32_t *list, size_t size,
-                       cli_job_fn fn, cli_job_fail_fn fail, void *ctx,
-                       uint32_t jobs, progress *p, char *out) {
-  fork_run r = {.nw = jobs, .n = n, .list = list, .left = n, .size = size, .fn = fn,
+static int run_workers(uint32_t n, const uint32_t *list, const uint64_t *args,
+                       size_t size, cli_job_fn fn, cli_job_fail_fn fail,
+                       void *ctx, uint32_t jobs, progress *p, char *out) {
+  fork_run r = {.nw = jobs, .n = n, .list = list, .args = args, .left = n,
+                .size = size, .fn = fn,
                 .fail = fail, .ctx = ctx, .out = out, .p = p};
   r.w = calloc(jobs, sizeof *r.w);
   r.buf = malloc(HDR + size);
@@ -292,24 +313,29 @@ static int run_workers(uint32_t n, const uint32_t *list, size_t size,
 #ifdef TOPSIM_MPI
 enum { TAG_TASK = 1, TAG_RESULT = 2 };
 
-/* Sends rank r its next task (task number, position), or STOP when none
- * is left and keep is 0; with keep the rank stays idle for the next run.
- * Returns 1 when a task was sent. */
+/* Sends rank r its next task (task number, position, argument as two
+ * uint32), or STOP when none is left and keep is 0; with keep the rank
+ * stays idle for the next run. Returns 1 when a task was sent. */
 static int mpi_feed(int r, uint32_t *next, uint32_t n, const uint32_t *list,
-                    int keep) {
-  uint32_t t[2] = {STOP, *next};
-  if (*next < n) t[0] = list ? list[*next] : *next, (*next)++;
-  else if (keep) return 0;
-  MPI_Send(t, 2, MPI_UINT32_T, r, TAG_TASK, MPI_COMM_WORLD);
+                    const uint64_t *args, int keep) {
+  uint32_t t[4] = {STOP, *next, 0, 0};
+  if (*next < n) {
+    uint64_t a = args ? args[*next] : 0;
+    t[2] = (uint32_t)a, t[3] = (uint32_t)(a >> 32);
+    t[0] = list ? list[*next] : *next, (*next)++;
+  } else if (keep) {
+    return 0;
+  }
+  MPI_Send(t, 4, MPI_UINT32_T, r, TAG_TASK, MPI_COMM_WORLD);
   return t[0] != STOP;
 }
 
-static int mpi_root(uint32_t n, const uint32_t *list, size_t size, int keep,
-                    progress *p, char *out) {
+static int mpi_root(uint32_t n, const uint32_t *list, const uint64_t *args,
+                    size_t size, int keep, progress *p, char *out) {
   char *buf = malloc(HDR + size);
   if (!buf) return -1;
   uint32_t next = 0, left = n;
-  for (int r = 1; r < mpi_size; r++) mpi_feed(r, &next, n, list, keep);
+  for (int r = 1; r < mpi_size; r++) mpi_feed(r, &next, n, list, args, keep);
   while (left) {
     MPI_Request req;
     MPI_Status st;
@@ -323,7 +349,7 @@ static int mpi_root(uint32_t n, const uint32_t *list, size_t size, int keep,
     if (pos < n) memcpy(out + (size_t)pos * size, buf + HDR, size);
     left--;
     progress_tick(p, left == 0);
-    mpi_feed(st.MPI_SOURCE, &next, n, list, keep);
+    mpi_feed(st.MPI_SOURCE, &next, n, list, args, keep);
   }
   free(buf);
   return CLI_JOBS_ROOT;
@@ -333,11 +359,12 @@ static int mpi_worker(size_t size, cli_job_fn fn, void *ctx) {
   char *buf = calloc(1, HDR + size);
   if (!buf) MPI_Abort(MPI_COMM_WORLD, EX_OSERR);
   for (;;) {
-    uint32_t t[2]; /* task number, position in the root's list */
-    MPI_Recv(t, 2, MPI_UINT32_T, 0, TAG_TASK, MPI_COMM_WORLD,
+    uint32_t t[4]; /* task number, position in the root's list, argument */
+    MPI_Recv(t, 4, MPI_UINT32_T, 0, TAG_TASK, MPI_COMM_WORLD,
              MPI_STATUS_IGNORE);
     if (t[0] == STOP) break;
-    memcpy(buf, t, sizeof t);
+    memcpy(buf, t, 2 * sizeof *t);
+    task_arg = (uint64_t)t[2] | (uint64_t)t[3] << 32;
     fn(t[0], ctx, buf + HDR);
     MPI_Send(buf, (int)(HDR + size), MPI_BYTE, 0, TAG_RESULT,
              MPI_COMM_WORLD);
@@ -386,23 +413,29 @@ int cli_jobs_run(uint32_t n, size_t size, cli_job_fn fn, cli_job_fail_fn fail,
 
 void cli_jobs_release(void) {
 #ifdef TOPSIM_MPI
-  uint32_t t[2] = {STOP, 0};
+  uint32_t t[4] = {STOP, 0, 0, 0};
   if (mpi_on && mpi_rank == 0)
     for (int r = 1; r < mpi_size; r++)
-      MPI_Send(t, 2, MPI_UINT32_T, r, TAG_TASK, MPI_COMM_WORLD);
+      MPI_Send(t, 4, MPI_UINT32_T, r, TAG_TASK, MPI_COMM_WORLD);
 #endif
 }
 
 int cli_jobs_run_list(uint32_t n, const uint32_t *list, size_t size,
                       cli_job_fn fn, cli_job_fail_fn fail, void *ctx,
                       const cli_jobs_opts *o, void *out) {
+  return cli_jobs_run_args(n, list, NULL, size, fn, fail, ctx, o, out);
+}
+
+int cli_jobs_run_args(uint32_t n, const uint32_t *list, const uint64_t *args,
+                      size_t size, cli_job_fn fn, cli_job_fail_fn fail,
+                      void *ctx, const cli_jobs_opts *o, void *out) {
   progress p;
   progress_init(&p, o, n);
   if (mpi_rank) p.on = 0;
 #ifdef TOPSIM_MPI
   if (mpi_on && mpi_size > 1)
     return mpi_rank ? mpi_worker(size, fn, ctx)
-                    : mpi_root(n, list, size, o->keep, &p, out);
+                    : mpi_root(n, list, args, size, o->keep, &p, out);
 #endif
   uint32_t jobs = o->jobs;
   if (!jobs) {
@@ -410,6 +443,6 @@ int cli_jobs_run_list(uint32_t n, const uint32_t *list, size_t size,
     jobs = c > 0 ? (uint32_t)c : 1;
   }
   if (jobs > n) jobs = n;
-  if (jobs <= 1) return run_local(n, list, size, fn, ctx, &p, out);
-  return run_workers(n, list, size, fn, fail, ctx, jobs, &p, out);
+  if (jobs <= 1) return run_local(n, list, args, size, fn, ctx, &p, out);
+  return run_workers(n, list, args, size, fn, fail, ctx, jobs, &p, out);
 }

@@ -52,6 +52,14 @@ int cli_jobs_run(uint32_t n, size_t size, cli_job_fn fn, cli_job_fail_fn fail,
 int cli_jobs_run_list(uint32_t n, const uint32_t *list, size_t size,
                       cli_job_fn fn, cli_job_fail_fn fail, void *ctx,
                       const cli_jobs_opts *o, void *out);
+/* As cli_jobs_run_list, each task also carrying args[position] (NULL: 0),
+ * which the task function reads with cli_jobs_task_arg. */
+int cli_jobs_run_args(uint32_t n, const uint32_t *list, const uint64_t *args,
+                      size_t size, cli_job_fn fn, cli_job_fail_fn fail,
+                      void *ctx, const cli_jobs_opts *o, void *out);
+/* Inside a task function: the argument its task was run with (0 when
+ * none). */
+uint64_t cli_jobs_task_arg(void);
 /* MPI root: tells ranks kept by o->keep to leave; a no-op elsewhere. */
 void cli_jobs_release(void);
 

@@ -52,6 +52,7 @@ typedef struct sweep_state {
   double ingress[MAX_TOPOS]; /* ts_sweep_ingress per topology */
   double host_in[MAX_TOPOS]; /* ts_sweep_host_ingress per topology */
   uint32_t nsim, nmemo, nbounded; /* how the rows were obtained */
+  uint32_t nstopped;              /* of nsim: stopped at their horizon */
   uint32_t nreplay, nrounds;
   double t_quick, t_rounds;       /* wall seconds of the two phases */
   pid_t root_pid;
@@ -369,8 +370,10 @@ static void run_task(uint32_t task, void *ctx, void *out) {
   const char *kill_at = getenv("TOPSIM_SWEEP_KILL_TASK");
   if (kill_at && getpid() != s->root_pid && strtoul(kill_at, NULL, 10) == j)
     raise(SIGKILL);
+  ts_step_opts o = s->o->step;
+  o.horizon = cli_jobs_task_arg(); /* the early stop, pick_round */
   ts_sweep_simulate(s->w[m->topo], s->t[m->topo], m, s->set[m->topo].gpus,
-                    &s->o->step, row);
+                    &o, row);
 }
 
 static void fail_task(uint32_t task, void *ctx, void *out, const char *why) {
@@ -444,7 +447,7 @@ static int build_cut(const sweep_state *s, const uint8_t *done, uint32_t i,
   }
   for (uint32_t j = 0; j < n; j++) {
     const ts_sweep_row *r = &s->rows[j];
-    if (!done[j] || r->status || r->map.topo != i) continue;
+    if (!done[j] || r->status || r->bounded || r->map.topo != i) continue;
     steps[k] = r->step_s;
     c->tps = r->tokens_s * r->step_s;
     pairs[2 * k] = r->map.mem_bytes;
@@ -493,6 +496,38 @@ static int excluded(const sweep_state *s, const topo_cut *c, uint32_t j,
   return lo && c->best[lo - 1] > ub * (1 + 1e-9);
 }
 
+/* The early stop of job j: a simulated time H such that a step longer
+ * than H is excluded by cut c (excluded() with bound H), to stop its
+ * simulation at; 0 when no horizon excludes it (too few rows yet, --sort
+ * memory, or no row with at most its memory for the Pareto test). The
+ * cut is the one of the round's start, so H is the same for any --jobs. */
+static ts_time_ps horizon(sweep_state *s, const topo_cut *c, uint32_t j, int pareto) {
+  ts_sweep_row *r = &s->rows[j];
+  /* TOPSIM_SWEEP_NO_HORIZON: tests/cli_sweep.sh measures what it saves */
+  if (s->o->exhaustive || s->o->sort == TS_SORT_MEMORY || c->ok < s->o->top ||
+      getenv("TOPSIM_SWEEP_NO_HORIZON"))
+    return 0;
+  double h = c->step_n * (1 + 4e-9);
+  if (pareto) {
+    uint32_t lo = 0, hi = c->ok; /* ok rows with memory <= the job's */
+    while (lo < hi) {
+      uint32_t mid = (lo + hi) / 2;
+      if (c->mem[mid] <= r->map.mem_bytes) lo = mid + 1;
+      else hi = mid;
+    }
+    if (!lo || !(c->best[lo - 1] > 0)) return 0;
+    double hp = c->tps / c->best[lo - 1] * (1 + 4e-9);
+    if (hp > h) h = hp;
+  }
+  if (!(h > 0) || h * 1e12 >= 9e18) return 0;
+  ts_time_ps H = (ts_time_ps)(h * 1e12) + 1;
+  double keep = r->bound_s; /* a step past H must be excluded: check */
+  r->bound_s = (double)H / 1e12;
+  int ex = excluded(s, c, j, pareto);
+  r->bound_s = keep;
+  return ex ? H : 0;
+}
+
 /* Memo: open addressing on key[0], values are job indices + 1. */
 typedef struct memo {
   uint32_t *slot;
@@ -509,20 +544,23 @@ static uint32_t *memo_find(sweep_memo *m, const sweep_state *s, const uint64_t k
   return &m->slot[h];
 }
 
-/* Row j takes simulated row from's results, keeping its own mapping. */
+/* Row j takes simulated row from's results, keeping its own mapping (and
+ * from's bound when from was stopped at its horizon: the same programs
+ * pass it too). */
 static void copy_row(sweep_state *s, uint32_t j, uint32_t from) {
   ts_sweep_row *r = &s->rows[j];
   ts_sweep_row keep = *r;
   *r = s->rows[from];
   r->map = keep.map;
   r->index = keep.index;
-  r->bound_s = keep.bound_s;
+  if (!r->bounded || keep.bound_s > r->bound_s) r->bound_s = keep.bound_s;
   r->memo = 1;
   memcpy(r->key, keep.key, sizeof r->key);
 }
 
 typedef struct sweep_run {
   uint32_t *order, *list, *copies, *cand;
+  uint64_t *hz; /* [round position]: the simulation's horizon (ps) */
   uint8_t *done, *replayed;
   ts_sweep_row *res;
   topo_cut cut[MAX_TOPOS];
@@ -531,7 +569,7 @@ typedef struct sweep_run {
 
 static void run_free(sweep_run *R) {
   free(R->order), free(R->list), free(R->copies), free(R->done), free(R->res);
-  free(R->cand), free(R->replayed);
+  free(R->cand), free(R->replayed), free(R->hz);
   free(R->memo.slot);
   for (int i = 0; i < MAX_TOPOS; i++) free(R->cut[i].mem), free(R->cut[i].best);
 }
@@ -597,6 +635,7 @@ static uint32_t pick_round(sweep_state *s, sweep_run *R, uint32_t nc,
       }
       *sl = j + 1;
     }
+    R->hz[n] = horizon(s, &R->cut[s->rows[j].map.topo], j, pareto);
     R->list[n++] = 2 * s->njobs + j;
   }
   return n;
@@ -615,17 +654,20 @@ static int run_rounds(sweep_state *s, sweep_run *R, int pareto) {
     if (role != CLI_JOBS_ROOT) return role;
     uint32_t n = pick_round(s, R, nc, &ncopy, pareto);
     s->nrounds++;
-    if (n) role = cli_jobs_run_list(n, R->list, sizeof *R->res, run_task,
+    if (n) role = cli_jobs_run_args(n, R->list, R->hz, sizeof *R->res, run_task,
                                     fail_task, s, &s->o->jobs, R->res);
     if (role != CLI_JOBS_ROOT) return role; /* -1, or 1 in a forked worker */
     for (uint32_t k = 0; k < n; k++) {
       uint32_t j = R->list[k] - 2 * s->njobs;
       ts_sweep_row keep = s->rows[j];
       s->rows[j] = R->res[k];
-      s->rows[j].bound_s = keep.bound_s;
+      /* stopped at its horizon: bounded, with the horizon as its bound */
+      if (!s->rows[j].bounded || keep.bound_s > s->rows[j].bound_s)
+        s->rows[j].bound_s = keep.bound_s;
       memcpy(s->rows[j].key, keep.key, sizeof keep.key);
       R->done[j] = 1;
       s->nsim++;
+      s->nstopped += s->rows[j].bounded != 0;
     }
     for (uint32_t k = 0; k < ncopy; k++) {
       uint32_t j = R->copies[k];
@@ -661,12 +703,13 @@ static int sweep_jobs(sweep_state *s) {
   R.done = calloc((size_t)s->njobs + 1, 1);
   R.replayed = calloc((size_t)s->njobs + 1, 1);
   R.cand = malloc(((size_t)s->njobs + 1) * sizeof *R.cand);
+  R.hz = calloc((size_t)s->njobs + 1, sizeof *R.hz);
   R.res = calloc((size_t)(s->o->exhaustive ? s->njobs : SWEEP_ROUND) + 1, sizeof *R.res);
   R.memo.slot = calloc(cap, sizeof *R.memo.slot);
   R.memo.mask = cap - 1;
   int rc = -1;
   if (R.order && R.list && R.copies && R.done && R.res && R.memo.slot &&
-      R.replayed && R.cand) {
+      R.replayed && R.cand && R.hz) {
     for (uint32_t j = 0; j < s->njobs; j++) R.order[j] = j;
     order_s = s;
     qsort(R.order, s->njobs, sizeof *R.order, cmp_order);
@@ -843,9 +886,10 @@ static int report(sweep_state *s, double wall) {
   count_ok(s->rows, s->njobs, &ok, &failed, &bounded, &memo);
   if (!o->quiet && !o->dry_run)
     fprintf(stderr, "topsim sweep: quick bounds of %u mappings in %.1f s; "
-            "%u rounds: %u program replays, %u simulated, %u copied, %u "
-            "bounded in %.1f s\n", s->njobs, s->t_quick, s->nrounds,
-            s->nreplay, s->nsim, s->nmemo, s->nbounded, s->t_rounds);
+            "%u rounds: %u program replays, %u simulated (%u stopped at the "
+            "cut), %u copied, %u bounded in %.1f s\n", s->njobs, s->t_quick,
+            s->nrounds, s->nreplay, s->nsim, s->nstopped, s->nmemo,
+            s->nbounded, s->t_rounds);
   if (!rc && !o->dry_run && !ok) {
     fprintf(stderr, "topsim sweep: every mapping failed; first: %s\n", s->rows[0].error);
     rc = EX_DATAERR;

@@ -105,6 +105,7 @@ typedef struct step_state {
   ts_step_result *res;
   double hbm_bw;
   int err;
+  int passed;                    /* opts.horizon passed, a rank busy */
   ts_diag *d;
 } step_state;
 
@@ -877,7 +878,25 @@ static int run(step_state *S) {
     if (simulated(S, r)) rank_run(S, r);
   if (S->trace.cap_samples)
     ts_sim_schedule(S->sim, S->trace.interval, on_sample, S, 0, NULL);
-  if (!S->err) rc = ts_sim_run(S->sim);
+  if (!S->err && S->o->horizon) {
+    /* Early stop (sweep): every event due by the horizon has run. A rank
+     * still busy then resumes only in a later event (or at an instance end
+     * that a later arrival decides), so it finishes after the horizon; a
+     * rank run ahead of the clock (lookahead) may have finished after it
+     * too. Either way the step is longer. Stopped runs (errors, a void
+     * replay or fold) fall through below. */
+    rc = ts_sim_run_until(S->sim, S->o->horizon);
+    bool late = S->finished < nsim(S) && ts_sim_pending(S->sim);
+    for (uint32_t r = 0; r < S->nranks && !late; r++)
+      late = simulated(S, r) && S->rank[r].wait == W_DONE &&
+             S->rank[r].finish > S->o->horizon;
+    if (!rc && !S->err && !S->x->violated && late) {
+      S->passed = 1;
+      return ts_diag_set(S->d, TS_ELIMIT, NULL, 0, 0, "the step passes the "
+                         "horizon of %.6f s", ts_ps_to_s(S->o->horizon));
+    }
+  }
+  if (!S->err && !rc) rc = ts_sim_run(S->sim);
   if (S->x->violated) return TS_EINTERNAL; /* quiet replay void: rerun */
   if (rc == TS_ELIMIT && ts_sim_overrun(S->sim))
     return ts_budget_refuse_run(S->d, ts_sim_overrun(S->sim));
@@ -984,13 +1003,14 @@ static int step_once(const ts_workload *w, const ts_topo *t,
   if (!rc) rc = quiet_init(&S, tries & TRY_NOQUIET);
   S.hbm_bw = S.colls.params.hbm_bw;
   if (!rc) rc = run(&S);
-  *retry = !rc ? 0 : S.x && S.x->violated ? TRY_NOQUIET
+  *retry = !rc || S.passed ? 0 : S.x && S.x->violated ? TRY_NOQUIET
                  : S.fold.refused ? TRY_NOFOLD : 0;
   if (!rc) rc = results(&S);
   snprintf(why, nwhy, "%s", S.fold.why);
   if (rc == TS_ENOMEM) ts_diag_set(d, rc, NULL, 0, 0, "out of memory");
   state_free(&S);
   if (rc) ts_step_result_free(out);
+  out->horizon_passed = S.passed;
   return rc;
 }
 

@@ -23,7 +23,11 @@ void ts_sweep_simulate(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
   int rc = ts_sweep_apply(w, m, gpus, &d);
   if (!rc) rc = ts_work_map(w, t, &map, &d);
   if (!rc) rc = ts_step_run(w, t, map, o, &r, &d);
-  if (rc) {
+  if (rc && r.horizon_passed) {
+    /* early stop: the step is longer than the horizon, which is its bound */
+    row->bounded = 1;
+    row->bound_s = (double)o->horizon / 1e12;
+  } else if (rc) {
     row->status = rc;
     snprintf(row->error, sizeof row->error, "%.511s", d.msg[0] ? d.msg : ts_strerror(rc));
   } else {
