@@ -106,6 +106,8 @@ typedef struct step_state {
   double hbm_bw;
   int err;
   int passed;                    /* opts.horizon passed, a rank busy */
+  ts_time_ps **rest;             /* with opts.horizon: [program][pc] the
+                                    compute left from pc to the end */
   ts_diag *d;
 } step_state;
 
@@ -634,6 +636,15 @@ static void rank_exec(step_state *S, uint32_t r) {
   uint32_t pc0 = R->pc;
   rank_loop(S, r);
   S->ins_done += R->pc - pc0;
+  /* Early stop: the rank reaches pc at R->t or later (R->t never runs
+   * ahead of it) and runs at least the compute left after it, each
+   * segment at >= its time (stragglers slow it): its finish, so the step,
+   * is later than the horizon as soon as this is. */
+  if (S->rest && !S->passed &&
+      R->t + S->rest[R->prog - S->sp.prog][R->pc] > S->o->horizon) {
+    S->passed = 1;
+    ts_sim_stop(S->sim);
+  }
   if (!S->o->progress) return;
   if (r == 0 && R->pc < R->prog->n && R->prog->ins[R->pc].micro >= 0)
     S->micro0 = (uint32_t)R->prog->ins[R->pc].micro + 1;
@@ -738,6 +749,8 @@ static void state_free(step_state *S) {
   free(S->resv);
   free(S->pend);
   for (int g = 0; g < TS_GROUP_COUNT; g++) free(S->ahead[g]);
+  for (uint32_t i = 0; S->rest && i < S->sp.nprogs; i++) free(S->rest[i]);
+  free(S->rest);
   exec_trace_free(&S->trace);
 }
 
@@ -864,12 +877,30 @@ static int stuck(step_state *S) {
   return TS_EINTERNAL;
 }
 
+/* The early stop's compute left per program and pc (suffix sums of the
+ * compute segments). 0 or TS_ENOMEM. */
+static int rest_init(step_state *S) {
+  if (!S->o->horizon) return 0;
+  S->rest = calloc(S->sp.nprogs + 1, sizeof *S->rest);
+  if (!S->rest) return TS_ENOMEM;
+  for (uint32_t i = 0; i < S->sp.nprogs; i++) {
+    const ts_step_prog *P = &S->sp.prog[i];
+    ts_time_ps *a = malloc(((size_t)P->n + 1) * sizeof *a);
+    if (!(S->rest[i] = a)) return TS_ENOMEM;
+    a[P->n] = 0;
+    for (uint32_t k = P->n; k-- > 0;)
+      a[k] = a[k + 1] + (P->ins[k].op == TS_SI_COMP ? P->ins[k].val : 0);
+  }
+  return 0;
+}
+
 static int run(step_state *S) {
   ts_time_ps est = 0;
   for (uint32_t i = 0; i < S->sp.nprogs; i++)
     if (S->sp.prog[i].compute > est) est = S->sp.prog[i].compute;
   int rc = exec_trace_init(&S->trace, S->o, S->nranks,
                            2 * ts_topo_link_count(S->t), est / 32);
+  if (!rc) rc = rest_init(S);
   if (rc) return rc;
   for (uint32_t r = 0; r < S->nranks; r++)
     if (simulated(S, r)) S->ins_total += S->rank[r].prog->n;
@@ -879,14 +910,15 @@ static int run(step_state *S) {
   if (S->trace.cap_samples)
     ts_sim_schedule(S->sim, S->trace.interval, on_sample, S, 0, NULL);
   if (!S->err && S->o->horizon) {
-    /* Early stop (sweep): every event due by the horizon has run. A rank
-     * still busy then resumes only in a later event (or at an instance end
-     * that a later arrival decides), so it finishes after the horizon; a
-     * rank run ahead of the clock (lookahead) may have finished after it
-     * too. Either way the step is longer. Stopped runs (errors, a void
-     * replay or fold) fall through below. */
-    rc = ts_sim_run_until(S->sim, S->o->horizon);
-    bool late = S->finished < nsim(S) && ts_sim_pending(S->sim);
+    /* Early stop (sweep): a rank's time plus its compute left passed the
+     * horizon (rank_exec), or every event due by the horizon has run and
+     * a rank is still busy, which it then resumes only in a later event
+     * (or at an instance end that a later arrival decides), or a rank run
+     * ahead of the clock (lookahead) finished after it. Either way the
+     * step is longer. Stopped runs (errors, a void replay or fold) fall
+     * through below. */
+    rc = S->passed ? 0 : ts_sim_run_until(S->sim, S->o->horizon);
+    bool late = S->passed || (S->finished < nsim(S) && ts_sim_pending(S->sim));
     for (uint32_t r = 0; r < S->nranks && !late; r++)
       late = simulated(S, r) && S->rank[r].wait == W_DONE &&
              S->rank[r].finish > S->o->horizon;
@@ -895,6 +927,7 @@ static int run(step_state *S) {
       return ts_diag_set(S->d, TS_ELIMIT, NULL, 0, 0, "the step passes the "
                          "horizon of %.6f s", ts_ps_to_s(S->o->horizon));
     }
+    S->passed = 0; /* a failed or void run proves nothing */
   }
   if (!S->err && !rc) rc = ts_sim_run(S->sim);
   if (S->x->violated) return TS_EINTERNAL; /* quiet replay void: rerun */
