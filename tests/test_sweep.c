@@ -311,6 +311,78 @@ static void check_volume_term(ts_workload *w, const ts_topo *t,
   ts_mapping_free(map);
 }
 
+/* The program replay's host terms, to the ps, on a one-stage mapping (one
+ * program, no pipeline) whose gradient groups leave their host: replayed
+ * here in max-plus (compute adds its time; a collective starts at the
+ * later of the rank's time and its stream's previous end and lasts its
+ * host term; a wait takes the max with that end) with the GPU term off
+ * (ingress 0) and, per instance of size S over p members, K at most on
+ * one host (counted from ts_work_map's labels), K < p: all-reduce S,
+ * all-gather and reduce-scatter S (p-K)/p, over host_in. The bound is
+ * the larger of that and the volume term. A reduce-scatter counted at its
+ * own shard S/p (the bound before), or p - 1 for p - K, fails. */
+static void check_replay_host(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
+                              double host_in, uint32_t *verified) {
+  ts_diag d;
+  ts_diag_clear(&d);
+  ts_mapping *map = NULL;
+  assert_int_equal(ts_sweep_apply(w, m, 16, &d), 0);
+  assert_int_equal(ts_work_map(w, t, &map, &d), 0);
+  uint32_t p[TS_GROUP_COUNT], K[TS_GROUP_COUNT];
+  for (int g = 0; g < TS_GROUP_COUNT; g++) {
+    p[g] = ts_mapping_group_size(map, (ts_group)g);
+    K[g] = 0;
+    for (uint32_t a = 0; a < ts_mapping_ranks(map); a++) {
+      const ts_rank_label *la = ts_mapping_rank(map, a);
+      uint32_t k = 0;
+      for (uint32_t b = 0; b < ts_mapping_ranks(map); b++) {
+        const ts_rank_label *lb = ts_mapping_rank(map, b);
+        k += lb->host == la->host && lb->group[g] == la->group[g];
+      }
+      if (k > K[g]) K[g] = k;
+    }
+  }
+  ts_step_progs P;
+  assert_int_equal(ts_step_compile(w, t, map, &P, &d), 0);
+  assert_int_equal(P.nprogs, 1);
+  const ts_step_prog *pr = &P.prog[0];
+  ts_time_ps now = 0, free_at[TS_GROUP_COUNT] = {0}, *end[TS_GROUP_COUNT];
+  uint32_t rs = 0;
+  for (int g = 0; g < TS_GROUP_COUNT; g++)
+    assert_non_null(end[g] = calloc(pr->nords[g] + 1, sizeof *end[g]));
+  for (uint32_t i = 0; i < pr->n; i++) {
+    const ts_step_ins *in = &pr->ins[i];
+    uint32_t g = in->group;
+    if (in->op == TS_SI_COMP) now += in->val;
+    if (in->op == TS_SI_COLL) {
+      double bytes = 0, S = (double)in->val;
+      if (in->kind == TS_COLL_ALL_REDUCE) bytes = S;
+      if (in->kind == TS_COLL_ALL_GATHER || in->kind == TS_COLL_REDUCE_SCATTER)
+        bytes = S * (p[g] - K[g]) / p[g];
+      ts_time_ps lb = p[g] > 1 && K[g] < p[g] ? (ts_time_ps)(bytes / host_in * 1e12) : 0;
+      ts_time_ps st = now > free_at[g] ? now : free_at[g];
+      end[g][in->ord] = free_at[g] = st + lb;
+      rs += in->kind == TS_COLL_REDUCE_SCATTER && g == TS_GROUP_GRAD && lb > 0;
+    }
+    if (in->op == TS_SI_WAIT && end[g][in->ord] > now) now = end[g][in->ord];
+  }
+  ts_step_bound_params bp;
+  memset(&bp, 0, sizeof bp);
+  bp.host_in_bps = host_in;
+  assert_int_equal(ts_work_host_members(w, t, bp.host_members, &bp.host_gpus), 0);
+  ts_time_ps vol = ts_work_step_bound_volume(w, gpu_of(t), &bp), b;
+  uint64_t key[2];
+  assert_int_equal(ts_sweep_bound(w, t, m, 16, 0, host_in, &b, key, &d), 0);
+  if (b != (now > vol ? now : vol))
+    fail_msg("tp %u dp %u z%u: replay bound %llu ps, recomputed %llu ps "
+             "(volume %llu ps)", m->tp, m->dp, m->zero, (unsigned long long)b,
+             (unsigned long long)now, (unsigned long long)vol);
+  *verified += rs > 0 && now > vol;
+  for (int g = 0; g < TS_GROUP_COUNT; g++) free(end[g]);
+  ts_step_progs_free(&P);
+  ts_mapping_free(map);
+}
+
 /* The sweep's early stop (ts_step_opts.horizon) against the full run r
  * of mapping m under o: a horizon 1 ps short of the step stops it (the
  * row is bounded, its bound the horizon, below the step), one equal to
@@ -396,7 +468,7 @@ static void test_bound_below_step(void **state) {
     assert_int_equal(ts_faults_resolve(&f[k], t, &d), 0);
   }
   uint32_t above_free = 0, quick_tp = 0, quick_z3 = 0, quick_host = 0;
-  uint32_t quick_host_exact = 0, volume_exact = 0, horizons = 0;
+  uint32_t quick_host_exact = 0, volume_exact = 0, horizons = 0, replay_rs = 0;
   for (uint32_t i = 0; i < z.n; i++) {
     ts_time_ps b0, b;
     uint64_t key[2];
@@ -433,8 +505,10 @@ static void test_bound_below_step(void **state) {
     quick_host += qc > qg;
     if (z.maps[i].zero >= 3 && z.maps[i].pp == 1 && z.maps[i].dp > 1)
       check_host_term(w, t, &z.maps[i], host_in, &quick_host_exact);
-    if (z.maps[i].pp == 1 && z.maps[i].dp > 1 && z.maps[i].tp * z.maps[i].dp > 8)
+    if (z.maps[i].pp == 1 && z.maps[i].dp > 1 && z.maps[i].tp * z.maps[i].dp > 8) {
       check_volume_term(w, t, &z.maps[i], host_in, &volume_exact);
+      check_replay_host(w, t, &z.maps[i], host_in, &replay_rs);
+    }
     quick_tp += z.maps[i].tp > 1 && qc > q;
     quick_z3 += z.maps[i].tp == 1 && z.maps[i].zero >= 3 && qc > q;
     ts_step_opts o;
@@ -490,6 +564,9 @@ static void test_bound_below_step(void **state) {
     vol_span += z.maps[i].pp == 1 && z.maps[i].dp > 1 && z.maps[i].tp * z.maps[i].dp > 8;
   assert_int_equal(volume_exact, vol_span);
   assert_true(vol_span >= 4);
+  /* the replay's host terms to the ps on the same mappings, decided by a
+   * ZeRO 1 or 2 gradient reduce-scatter's egress on some of them */
+  assert_true(replay_rs > 0);
   for (int k = 0; k < 4; k++) ts_faults_free(&f[k]);
   ts_sweep_set_free(&z);
   ts_topo_free(t);

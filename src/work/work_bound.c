@@ -42,9 +42,13 @@
  * all-reduce of S: S (every element of its result depends on the inputs
  * of the members off H, so at least one value per element enters H);
  * all-gather: the p - k_H shards held off H, S (p-K)/p at least;
- * reduce-scatter: its own shard's sum, S/p. Only when K < p (every group
- * has a member off every host); lb is the larger of the two terms, each a
- * lower bound on the instance's time from its start.
+ * reduce-scatter: the shards of the p - k_H members off H, S (p-K)/p at
+ * least, leave H (every element of them depends on the inputs of the
+ * members on H, so at least one value per element leaves), and the
+ * instance ends for every member at once (exec_step_run.c's coll_done),
+ * after the last of them. Only when K < p (every group has a member off
+ * every host); lb is the larger of the two terms, each a lower bound on
+ * the instance's time from its start.
  *
  * Cost: O(programs x program length) per call, plus O(passes x programs)
  * for RECVs met before their SEND was replayed. */
@@ -72,7 +76,7 @@ static ts_time_ps kind_lb(uint8_t kind, uint64_t val, uint32_t p, uint32_t k,
   switch (kind) {
   case TS_COLL_ALL_REDUCE: bytes = s, host = s; break;
   case TS_COLL_ALL_GATHER: bytes = s * (p - 1) / p, host = s * (p - k) / p; break;
-  case TS_COLL_REDUCE_SCATTER: bytes = s / p, host = s / p; break;
+  case TS_COLL_REDUCE_SCATTER: bytes = s / p, host = s * (p - k) / p; break;
   default: return 0;
   }
   /* floor: a rounded-down time stays a lower bound */
