@@ -99,6 +99,7 @@ typedef struct ts_sweep_row {
                            only bound_s is set */
   int32_t memo;         /* 1: copied from a mapping with the same key */
   double bound_s;       /* lower bound on step_s (ts_sweep_bound) */
+  double guess_s;       /* simulation order (ts_sweep_guess_quick) */
   uint64_t key[2];      /* ts_sweep_bound's simulation key */
   double step_s, tokens_s, mfu;
   double compute_s, bubble_s, exposed_s[TS_DIM_COUNT];
@@ -169,6 +170,14 @@ int ts_sweep_bound(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
 int ts_sweep_bound_quick(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
                          uint32_t gpus, double ingress_bps, double host_in_bps,
                          ts_time_ps *out, ts_diag *d);
+/* ts_sweep_bound_quick into *out, and into *guess that bound plus the
+ * host volume term (ts_work_step_bound_volume): not a bound, an estimate
+ * of the step for the order in which the sweep simulates (traffic the
+ * bound can only take the larger of, a ZeRO 2 reduce-scatter every
+ * micro-batch, mostly adds to the step). Returns 0. */
+int ts_sweep_guess_quick(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
+                         uint32_t gpus, double ingress_bps, double host_in_bps,
+                         ts_time_ps *out, ts_time_ps *guess, ts_diag *d);
 
 /* Sorts rows: simulated first, best first by `by`, ties by index. */
 void ts_sweep_rank(ts_sweep_row *rows, uint32_t n, ts_sweep_sort by);

@@ -353,15 +353,17 @@ static void run_task(uint32_t task, void *ctx, void *out) {
     ts_diag d;
     ts_diag_clear(&d);
     ts_time_ps b = 0;
+    ts_time_ps guess = 0;
     if (phase == 0)
-      ts_sweep_bound_quick(s->w[m->topo], s->t[m->topo], m,
+      ts_sweep_guess_quick(s->w[m->topo], s->t[m->topo], m,
                            s->set[m->topo].gpus, s->ingress[m->topo],
-                           s->host_in[m->topo], &b, &d);
+                           s->host_in[m->topo], &b, &guess, &d);
     else
       row->status = ts_sweep_bound(s->w[m->topo], s->t[m->topo], m,
                                    s->set[m->topo].gpus, s->ingress[m->topo],
                                    s->host_in[m->topo], &b, row->key, &d);
     row->bound_s = (double)b / 1e12;
+    row->guess_s = (double)guess / 1e12;
     return;
   }
   /* Fault injection for tests/cli_sweep.sh: a worker process (never the
@@ -389,11 +391,15 @@ static void fail_task(uint32_t task, void *ctx, void *out, const char *why) {
 
 /* ---- bound-ordered simulation -------------------------------------------
  *
- * Every job first gets a lower bound on its step time and a key (phase 1,
- * run by the workers). Then jobs are simulated in rounds of SWEEP_ROUND in
- * increasing (bound, index) order (--sort memory: (memory, index)), and
- * before each round the rows simulated so far decide which jobs can still
- * matter: a job whose bound exceeds the step time of the top-th best
+ * Every job first gets a lower bound on its step time, a guess of it
+ * (phase 0) and a key (phase 1, run by the workers). Then jobs are
+ * simulated in rounds of SWEEP_ROUND in increasing (guess, index) order
+ * (--sort memory: (memory, index)): the closed-form bound plus the host
+ * volume term, so mappings whose traffic adds to their compute (ZeRO 2's
+ * reduce-scatter every micro-batch) come after those it barely slows and
+ * the cut falls early; any order gives the same rows, only the work
+ * differs. Before each round the rows simulated so far decide which jobs
+ * can still matter: a job whose bound exceeds the step time of the top-th best
  * simulated row of its topology cannot enter the table, and (with --svg or
  * --json) one for which a simulated row with at most its memory has more
  * tokens/s than its bound allows cannot reach the Pareto front. The stop is
@@ -412,7 +418,7 @@ static int cmp_order(const void *pa, const void *pb) {
   const ts_sweep_row *b = &order_s->rows[*(const uint32_t *)pb];
   int c = order_s->o->sort == TS_SORT_MEMORY
               ? (a->map.mem_bytes > b->map.mem_bytes) - (a->map.mem_bytes < b->map.mem_bytes)
-              : cmp_double(a->bound_s, b->bound_s);
+              : cmp_double(a->guess_s, b->guess_s);
   return c ? c : (a->index > b->index) - (a->index < b->index);
 }
 

@@ -245,7 +245,14 @@ int ts_sweep_bound(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
 int ts_sweep_bound_quick(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
                          uint32_t gpus, double ingress_bps, double host_in_bps,
                          ts_time_ps *out, ts_diag *d) {
+  return ts_sweep_guess_quick(w, t, m, gpus, ingress_bps, host_in_bps, out, NULL, d);
+}
+
+int ts_sweep_guess_quick(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
+                         uint32_t gpus, double ingress_bps, double host_in_bps,
+                         ts_time_ps *out, ts_time_ps *guess, ts_diag *d) {
   *out = 0;
+  if (guess) *guess = 0;
   const ts_gpu_model *g = one_model(t, gpus);
   if (!g) return 0;
   int rc = ts_sweep_apply(w, m, gpus, d);
@@ -258,5 +265,6 @@ int ts_sweep_bound_quick(ts_workload *w, const ts_topo *t, const ts_sweep_map *m
     rc = ts_work_host_members(w, t, bp.host_members, &bp.host_gpus);
   if (!rc) rc = ts_work_step_bound_quick(w, g, &bp, out);
   if (rc) *out = 0;
+  if (guess) *guess = rc ? 0 : *out + ts_work_step_bound_volume(w, g, &bp);
   return 0;
 }

@@ -2,8 +2,8 @@
  * examples/gpt3-175b-1024-a100.yaml is left to simulate, mapping by
  * mapping (docs/performance.md, issue 10):
  *   bench_sweep_rows              CSV: every valid mapping of the default
- *                                 sweep and its closed-form bound (what
- *                                 `topsim sweep` orders by)
+ *                                 sweep, its closed-form bound and the
+ *                                 guess `topsim sweep` orders by
  *   bench_sweep_rows replay I...  mappings I (CSV index): closed form and
  *                                 program replay bound, replay CPU time
  *   bench_sweep_rows sim I...     the same plus one simulated step (as
@@ -52,14 +52,14 @@ int main(int argc, char **argv) {
   int sim = argc > 1 && (!strcmp(argv[1], "sim") || !strcmp(argv[1], "horizon"));
   double horizon = argc > 2 && !strcmp(argv[1], "horizon") ? atof(argv[2]) : 0;
   if (argc < 2) {
-    printf("i,tp,cp,pp,vp,dp,mb,schedule,recompute,zero,mem_gib,bound_s\n");
+    printf("i,tp,cp,pp,vp,dp,mb,schedule,recompute,zero,mem_gib,bound_s,guess_s\n");
     for (uint32_t i = 0; i < z.n; i++) {
       const ts_sweep_map *m = &z.maps[i];
-      ts_time_ps q = 0;
-      ts_sweep_bound_quick(w, t, m, z.gpus, ingress, host_in, &q, &d);
-      printf("%u,%u,%u,%u,%u,%u,%u,%u,%u,%u,%.2f,%.4f\n", i, m->tp, m->cp,
+      ts_time_ps q = 0, g = 0;
+      ts_sweep_guess_quick(w, t, m, z.gpus, ingress, host_in, &q, &g, &d);
+      printf("%u,%u,%u,%u,%u,%u,%u,%u,%u,%u,%.2f,%.4f,%.4f\n", i, m->tp, m->cp,
              m->pp, m->vp, m->dp, m->mb, m->schedule, m->recompute, m->zero,
-             (double)m->mem_bytes / 1073741824.0, (double)q / 1e12);
+             (double)m->mem_bytes / 1073741824.0, (double)q / 1e12, (double)g / 1e12);
     }
   }
   for (int a = horizon > 0 ? 3 : 2; a < argc; a++) {
