@@ -69,6 +69,13 @@ struct ts_exec {
    * stopped) when a transfer would be active inside a replayed window */
   ts_time_ps *resv, *pend;
   int violated;
+  /* with resv_key (the replayed instance that reserved each direction):
+   * the run goes on after a crossing and collects the crossed instances'
+   * keys in crossed[ncrossed] (a later attempt runs them live); the
+   * engine is stopped once EXEC_CROSSED_MAX are collected */
+  uint64_t *resv_key, *crossed;
+  uint32_t ncrossed, capcrossed;
+  int crossed_full;                /* out of room: give replays up */
 };
 
 /* Builds x->own_state (o->state plus the static faults) when o has faults,
@@ -126,6 +133,8 @@ void exec_multi_host_rings(const ts_coll_comm *comm, ts_coll_params *p);
 /* ---- step: collectives (exec_step_coll.c) ---- */
 
 /* Result of one isolated run of a plan (exec_step_fast.c). */
+enum { EXEC_CROSSED_MAX = 4096 };
+
 typedef struct exec_memo {
   ts_time_ps dur;               /* start to last delivery */
   uint64_t transfers, wire;     /* executor counters */
@@ -134,6 +143,8 @@ typedef struct exec_memo {
   uint64_t *bytes;
   ts_time_ps *busy;
   uint32_t *peak;
+  ts_time_ps *end;              /* after the start: the last flow left
+                                   the direction (quiet replays) */
   uint64_t replays;             /* instances replayed, applied at the end */
 } exec_memo;
 
@@ -147,6 +158,8 @@ typedef struct exec_plan_ent {
   ts_coll_plan *fplan;          /* fold, live TP: member 0's share */
   uint32_t *qdir, nq;           /* quiet replay: directions the network
                                    sees the plan use (after dir_rep) */
+  ts_time_ps *qend;             /* ... and when, after the start, its last
+                                   flow leaves each of them */
   struct exec_plan_ent *next;
 } exec_plan_ent;
 

@@ -258,6 +258,7 @@ void exec_memo_free(exec_memo *M) {
   free(M->bytes);
   free(M->busy);
   free(M->peak);
+  free(M->end);
   free(M);
 }
 
@@ -291,7 +292,7 @@ static int scratch_new(exec_fast *F, const ts_exec *x, const ts_step_opts *o,
 }
 
 /* The per-direction result of the isolated run just finished. */
-static int memo_dirs(exec_fast *F, exec_memo *M) {
+static int memo_dirs(exec_fast *F, exec_memo *M, ts_time_ps start) {
   ts_exec *s = F->scratch;
   qsort(s->rec, s->nrec, sizeof *s->rec, cmp_u32);
   uint32_t n = 0;
@@ -301,7 +302,9 @@ static int memo_dirs(exec_fast *F, exec_memo *M) {
   M->bytes = malloc(((size_t)n + 1) * sizeof *M->bytes);
   M->busy = malloc(((size_t)n + 1) * sizeof *M->busy);
   M->peak = malloc(((size_t)n + 1) * sizeof *M->peak);
-  if (!M->dir || !M->bytes || !M->busy || !M->peak) return TS_ENOMEM;
+  M->end = malloc(((size_t)n + 1) * sizeof *M->end);
+  if (!M->dir || !M->bytes || !M->busy || !M->peak || !M->end)
+    return TS_ENOMEM;
   for (uint32_t i = 0; i < n; i++) {
     uint32_t dir = s->rec[i];
     ts_net_dir_stats st;
@@ -310,6 +313,8 @@ static int memo_dirs(exec_fast *F, exec_memo *M) {
     M->bytes[i] = st.bytes - F->base_bytes[dir];
     M->busy[i] = st.busy_ps - F->base_busy[dir];
     M->peak[i] = st.peak_flows;
+    /* a direction only zero-byte flows crossed was never entered */
+    M->end[i] = st.idle_at > start ? st.idle_at - start : 0;
     F->base_bytes[dir] = st.bytes;
     F->base_busy[dir] = st.busy_ps;
   }
@@ -340,7 +345,7 @@ int exec_fast_memo(exec_fast *F, const ts_exec *x, const ts_step_opts *o,
     rc = ts_diag_set(d, TS_EINTERNAL, NULL, 0, 0, "an isolated collective "
                      "did not complete");
   s->recording = 0;
-  if (!rc) rc = s->rec_fail ? TS_ENOMEM : memo_dirs(F, M);
+  if (!rc) rc = s->rec_fail ? TS_ENOMEM : memo_dirs(F, M, start);
   if (rc) {
     exec_memo_free(M);
     return rc;
