@@ -145,6 +145,8 @@ typedef struct exec_memo {
   uint32_t *peak;
   ts_time_ps *end;              /* after the start: the last flow left
                                    the direction (quiet replays) */
+  const ts_coll_plan *plan;     /* borrowed: the plan it is the run of */
+  uint64_t sig;                 /* memo_sig(plan) */
   uint64_t replays;             /* instances replayed, applied at the end */
 } exec_memo;
 
@@ -224,6 +226,11 @@ typedef struct exec_fast {
   uint64_t *base_bytes;           /* scratch counters already memoised */
   ts_time_ps *base_busy;
   uint64_t runs, hits;
+  uint64_t shared;                /* memos renamed from an image's */
+  exec_memo **memos;              /* every memo made (borrowed) */
+  uint32_t nmemos, capmemos;
+  uint32_t *map, *rmap, *mst, *rst, stamp; /* direction bijection scratch */
+  ts_path *pa;                    /* one path set of the earlier plan */
 } exec_fast;
 
 /* Decides which groups own their links; all off with o->exact,

@@ -940,6 +940,8 @@ static int results(step_state *S) {
   ts_sim_stats_get(S->sim, &r->sim);
   r->transfers = ts_exec_transfers(S->x);
   r->ranks_simulated = nsim(S);
+  r->memo_runs = S->fast.runs;
+  r->memo_shared = S->fast.shared;
   r->wire_bytes = ts_exec_wire_bytes(S->x);
   if (S->trace.cap_samples) exec_trace_sample(&S->trace, S->net, r->step_time);
   return exec_trace_finish(&S->trace, r);
