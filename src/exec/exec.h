@@ -238,8 +238,11 @@ typedef struct exec_fast {
 int exec_fast_init(exec_fast *F, const ts_exec *x, const ts_mapping *m,
                    const ts_step_progs *sp, const ts_step_opts *o);
 void exec_fast_free(exec_fast *F);
-/* Runs plan alone on the scratch runtime; *out owned by the caller
- * (exec_memo_free). 0 or an error with d set. */
+/* Runs plan alone on the scratch runtime, or renames the run of an
+ * earlier plan whose routes plan's are an image of (exec_step_fast.c,
+ * "memos shared between images"); *out owned by the caller
+ * (exec_memo_free), plan borrowed for as long as *out lives. 0 or an
+ * error with d set. */
 int exec_fast_memo(exec_fast *F, const ts_exec *x, const ts_step_opts *o,
                    const ts_coll_plan *plan, double hbm_bw, exec_memo **out,
                    ts_diag *d);

@@ -30,8 +30,10 @@
  * and stragglers are fine: the scratch runtime has the same faults, and a
  * straggler only stretches compute.
  * Cost: O(groups x members) claims plus O(pairs) routes up front; one
- * isolated run per distinct plan of an exclusive group; O(directions of
- * the plan) per replayed instance. */
+ * isolated run per distinct plan of an exclusive group, or per class of
+ * plans whose routes are images of each other (memo_share, below: two
+ * routings of the plan instead); O(directions of the plan) per replayed
+ * instance. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -191,16 +191,18 @@ static int plan_of(step_state *S, uint32_t g, uint32_t id, exec_plan_ent **e) {
 /* ---- quiet-window replays ---------------------------------------------
  *
  * A TP group that does not own its NVLinks (DP rings or PXN hops cross
- * them) still runs most instances alone: whenever no other flow is active
- * or about to become active on any direction the instance uses, and no
- * other stream of its members has an instance gathering or running (the
- * usual source of a flow that would start meanwhile), the instance is
- * replayed from its isolated run (exec_step_fast.c) as one timer, and its
- * directions are reserved for its duration. Any transfer that would be
- * active on a reserved direction inside the window sets x->violated
- * (exec_coll.c): the run is void and ts_step_run runs the step again
- * without these replays. So a step that finishes used them only where the
- * instance ran alone, where the replay is exact. */
+ * them), or an EP group's all-to-all, still runs most instances alone:
+ * whenever no other flow is active or about to become active on any
+ * direction the instance uses, and no other stream of its members has an
+ * instance gathering or running (the usual source of a flow that would
+ * start meanwhile), the instance is replayed from its isolated run
+ * (exec_step_fast.c) as one timer, and each of its directions is reserved
+ * until its own last flow leaves it in that run. Any transfer that would
+ * be active on a reserved direction inside its window sets x->violated
+ * (exec_coll.c): the attempt is void, runs on to collect every crossed
+ * instance, and ts_step_run runs the step again with those live (or, past
+ * QUIET_ATTEMPTS, without these replays). So a step that finishes used
+ * them only where the instance ran alone, where the replay is exact. */
 
 /* Directions the network sees e's plan use: its isolated footprint through
  * the fold's representatives. 0 or TS_ENOMEM. */
@@ -978,7 +980,8 @@ static void assign_progs(step_state *S) {
 enum { TRY_NOFOLD = 1, TRY_NOQUIET = 2, TRY_SKIP = 4 };
 
 /* Attempts with quiet replays before they are given up: each runs live
- * the instances the previous ones saw crossed. */
+ * the instances the previous ones saw crossed. A void attempt that saw
+ * more than a quarter of its replays crossed gives them up at once. */
 enum { QUIET_ATTEMPTS = 4 };
 
 /* Keys of the replayed instances earlier attempts saw crossed, sorted. */
@@ -1068,8 +1071,9 @@ static int step_once(const ts_workload *w, const ts_topo *t,
   if (!rc) rc = run(&S);
   *retry = !rc ? 0 : S.x && S.x->violated ? TRY_NOQUIET
                  : S.fold.refused ? TRY_NOFOLD : 0;
+  /* a retry pays a whole step: only while crossings are the exception */
   if (*retry == TRY_NOQUIET && !S.x->crossed_full && S.x->ncrossed &&
-      skip_add(qs, S.x) == 0)
+      (uint64_t)S.x->ncrossed * 4 <= out->replayed && skip_add(qs, S.x) == 0)
     *retry = TRY_SKIP;
   if (!rc) rc = results(&S);
   snprintf(why, nwhy, "%s", S.fold.why);
