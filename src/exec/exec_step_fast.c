@@ -338,7 +338,7 @@ static int memo_dirs(exec_fast *F, exec_memo *M, ts_time_ps start) {
  * protocol) run alike when their routes are images: a bijection of
  * directions maps every path of one onto the same path of the other, hop
  * by hop, between directions of equal bandwidth, with equal path
- * latencies. If the bijection also keeps the order of direction ids (the
+ * latencies and switch overheads. If the bijection also keeps the order of direction ids (the
  * flow solver breaks ties between directions by id; nothing else in the
  * network or the executor looks at an id but to index), the isolated run
  * of the second is the first's with its directions renamed, event for
@@ -437,7 +437,9 @@ static int is_image(exec_fast *F, const exec_memo *A, const ts_coll_plan *plan,
     if (ka != kb || alpha_a != exec_xfer_alpha(s, &xb[i])) return 0;
     for (uint32_t p = 0; p < ka; p++) {
       const ts_path *pa = &F->pa[p], *pb = &s->paths[p];
-      if (pa->len != pb->len || lat_of(s->t, pa) != lat_of(s->t, pb)) return 0;
+      if (pa->len != pb->len || lat_of(s->t, pa) != lat_of(s->t, pb) ||
+          exec_path_alpha(s->t, pa) != exec_path_alpha(s->t, pb))
+        return 0;
       for (uint32_t h = 0; h < pa->len; h++)
         if (!map_dir(F, net, pa->dir[h], pb->dir[h])) return 0;
     }
