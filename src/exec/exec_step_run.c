@@ -982,7 +982,7 @@ enum { TRY_NOFOLD = 1, TRY_NOQUIET = 2, TRY_SKIP = 4 };
 /* Attempts with quiet replays before they are given up: each runs live
  * the instances the previous ones saw crossed. A void attempt that saw
  * more than a quarter of its replays crossed gives them up at once. */
-enum { QUIET_ATTEMPTS = 4 };
+enum { QUIET_ATTEMPTS = 3 };
 
 /* Keys of the replayed instances earlier attempts saw crossed, sorted. */
 typedef struct quiet_skip {
