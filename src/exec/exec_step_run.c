@@ -678,7 +678,7 @@ static void rank_exec(step_state *S, uint32_t r) {
    * ahead of it) and runs at least the compute left after it, each
    * segment at >= its time (stragglers slow it): its finish, so the step,
    * is later than the horizon as soon as this is. */
-  if (S->rest && !S->passed &&
+  if (S->rest && !S->passed && !S->x->violated &&
       R->t + S->rest[R->prog - S->sp.prog][R->pc] > S->o->horizon) {
     S->passed = 1;
     ts_sim_stop(S->sim);
@@ -969,7 +969,10 @@ static int run(step_state *S) {
     S->passed = 0; /* a failed or void run proves nothing */
   }
   if (!S->err && !rc) rc = ts_sim_run(S->sim);
-  if (S->x->violated) return TS_EINTERNAL; /* quiet replay void: rerun */
+  if (S->x->violated) { /* quiet replay void: rerun */
+    S->passed = 0;      /* (a run going on after a crossing is inexact) */
+    return TS_EINTERNAL;
+  }
   if (rc == TS_ELIMIT && ts_sim_overrun(S->sim))
     return ts_budget_refuse_run(S->d, ts_sim_overrun(S->sim));
   if (!rc) rc = S->err;
