@@ -775,6 +775,8 @@ static int engine_new(step_state *S) {
 }
 
 static void state_free(step_state *S) {
+  for (uint32_t i = 0; S->rest && i < S->sp.nprogs; i++) free(S->rest[i]);
+  free(S->rest); /* before the programs: nprogs counts its rows */
   ts_exec_free(S->x);
   exec_colls_free(&S->colls);
   exec_fast_free(&S->fast);
@@ -788,8 +790,6 @@ static void state_free(step_state *S) {
   free(S->pend);
   free(S->rkey);
   for (int g = 0; g < TS_GROUP_COUNT; g++) free(S->ahead[g]);
-  for (uint32_t i = 0; S->rest && i < S->sp.nprogs; i++) free(S->rest[i]);
-  free(S->rest);
   exec_trace_free(&S->trace);
 }
 
