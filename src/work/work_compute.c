@@ -159,11 +159,11 @@ static void layer_ops(op_list *L, uint32_t layer, ts_phase ph, double mult,
     push(L, TS_OP_QKV, ph, ly, m * 2 * T * w_qkv,
          m * (w_qkv * wb + 2 * T * h + 2 * T * o_qkv), EFF_GEMM);
   }
-  L->ab = work_attn_block_eff(c, layer);
+  L->ab = work_attn_block_eff(c, layer) * work_attn_dropout_eff(c);
   push(L, TS_OP_ATTN_SCORE, ph, ly, m * f_sc,
        m * 2 * (T * q / t + b * S * k / t), EFF_ATTN);
   if (part == PART_SCORE) return;
-  L->ab = work_attn_block_eff(c, layer);
+  L->ab = work_attn_block_eff(c, layer) * work_attn_dropout_eff(c);
   push(L, TS_OP_ATTN_VALUE, ph, ly, m * f_av,
        m * 2 * (b * S * k / t + T * q / t), EFF_ATTN);
   if (only_attn) return;

@@ -125,6 +125,9 @@ double work_fp8_gemm_rel(void);
  * computes that the mask keeps (128 x 128 blocks, the diagonal ones run
  * whole): (s + 1) / (s + 128) for a causal layer, 1 otherwise. */
 double work_attn_block_eff(const work_cfg *c, uint32_t layer);
+/* Attention efficiency factor of dropout inside the fused kernel: 1 / 1.034
+ * with `dropout` and FlashAttention, else 1 (work_eff.c). */
+double work_attn_dropout_eff(const work_cfg *c);
 /* Transformer Engine's amax history length (DelayedScaling default). */
 #define WORK_FP8_AMAX_HISTORY 1024.0
 /* HBM bytes of the FP8 casts around one GEMM (work_eff.c): 4 bytes per
