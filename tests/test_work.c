@@ -919,6 +919,19 @@ static void test_roofline_layer(void **st) {
   assert_int_equal(ops[n - 1].kind, TS_OP_OPTIMIZER);
   assert_int_equal(ops[n - 1].phase, TS_PHASE_STEP);
   free(ops);
+  /* dropout (Megatron-LM's default) writes its two 1-byte residual masks
+   * forward and reads them back: elementwise bytes 12 -> 14 T h, 2 T h
+   * FLOPs, memory-bound: 14 T h / bw + 1 us */
+  tu_set(w, "dropout", "true");
+  assert_int_equal(ts_work_ops(w, &a100, 0, 0, &ops, &n), 0);
+  size_t e = 0;
+  while (e < n && !(ops[e].kind == TS_OP_ELEMENTWISE && ops[e].layer == 0 &&
+                    ops[e].phase == TS_PHASE_FWD))
+    e++;
+  assert_true(e < n);
+  assert_true(fabs(ops[e].bytes - 14 * T * h) < 1);
+  assert_true(fabs((double)ops[e].time - (14 * T * h / bw * 1e12 + 1e6)) <= 1);
+  free(ops);
   ts_workload_free(w);
 }
 

@@ -15,7 +15,8 @@
  *   MoE layers replace the MLP by router 2*T*h*E and expert GEMMs over the
  *   R = share * ep * top_k * T (token, expert) pairs routed to this EP rank
  *   (capacity drops included), plus shared experts as a dense MLP.
- *   elementwise  residual adds, dropout, bias: 6 passes of T*h
+ *   elementwise  residual adds, dropout, bias: 6 passes of T*h, and with
+ *                dropout its two 1-byte masks (written; read in backward)
  * Embedding (first stage) is a gather; logits (last stage) 2*T*h*V/t with
  * fp32 logits written. Backward = 2x forward FLOPs and bytes (data + weight
  * gradients). Full recompute repeats every forward op before its backward;
@@ -170,8 +171,11 @@ static void layer_ops(op_list *L, uint32_t layer, ts_phase ph, double mult,
   shape(L, T, h, v / t, 1);
   push(L, TS_OP_ATTN_OUT, ph, ly, m * 2 * T * v * h / t,
        m * (v * h / t * wb + 2 * T * v / t + 2 * T * h), EFF_GEMM);
+  /* two residual adds (bias and dropout fused in): 6 passes of 2 bytes;
+   * with dropout also its two 1-byte masks (Korthikanti et al. 2022,
+   * table 2; the memory model keeps the same), written forward, read back */
   push(L, TS_OP_ELEMENTWISE, ph, ly, m * 2 * T * h / sp,
-       m * 12 * T * h / sp, EFF_GEMM);
+       m * (c->dropout ? 14 : 12) * T * h / sp, EFF_GEMM);
   double up = c->activation == WORK_SWIGLU ? 2 : 1;
   double f = c->ffn_hidden, tok = T;
   ts_op_kind kup = TS_OP_MLP_UP, kdn = TS_OP_MLP_DOWN;
