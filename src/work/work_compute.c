@@ -49,6 +49,7 @@ typedef struct op_list {
   int fail;
   double gm, gn, gk, gg; /* shape of the next pushed GEMM (0: not a GEMM) */
   double ab;             /* block efficiency of the next attention op (0: 1) */
+  bool bf16;             /* the next GEMM runs in BF16 whatever the dtype */
 } op_list;
 
 /* The next push is a GEMM of M x N outputs, inner dimension K, in G equal
@@ -66,7 +67,8 @@ static ts_time_ps roofline(const op_list *L, double flops, double bytes,
                            eff_class e, ts_phase ph) {
   const work_cfg *c = L->c;
   if (!L->gpu) return 0;
-  int fp8 = c->dtype == WORK_FP8 && L->gpu->fp8_flops > 0 && e == EFF_GEMM;
+  int fp8 = c->dtype == WORK_FP8 && L->gpu->fp8_flops > 0 && e == EFF_GEMM &&
+            !L->bf16;
   double peak = fp8 ? L->gpu->fp8_flops : L->gpu->bf16_flops;
   double eff = e == EFF_ATTN ? c->eff_attn : c->eff_gemm;
   int bwd = ph == TS_PHASE_BWD;
@@ -122,6 +124,7 @@ static void push(op_list *L, ts_op_kind k, ts_phase ph, int32_t layer,
   o->bytes = bytes;
   o->time = roofline(L, flops, bytes, e, ph);
   L->gm = L->gn = L->gk = L->gg = L->ab = 0;
+  L->bf16 = false;
 }
 
 /* Parts of a layer's forward that layer_ops appends. */
@@ -228,13 +231,18 @@ static void layer_ops(op_list *L, uint32_t layer, ts_phase ph, double mult,
 static void edge_op(op_list *L, bool logits, ts_phase ph, double mult) {
   const work_cfg *c = L->c;
   double T = (double)c->micro_batch * c->seq_len / c->cp, h = c->hidden;
-  double t = c->tp, V = c->vocab, wb = c->dtype == WORK_FP8 ? 1 : 2;
+  double t = c->tp, V = c->vocab;
   if (!logits)
     push(L, TS_OP_EMBED, ph, -1, 0, mult * 4 * T * h, EFF_GEMM);
   else {
+    /* the output layer is not a Transformer Engine module (Megatron-LM's
+     * GPTModel: tensor_parallel.ColumnParallelLinear; DeepSeek-V3 report
+     * section 3.3.1 keeps the output head in BF16 too): a BF16 GEMM with
+     * BF16 weights in an FP8 model, no casts */
     shape(L, T, V / t, h, 1);
+    L->bf16 = true;
     push(L, TS_OP_LOGITS, ph, -1, mult * 2 * T * h * V / t,
-         mult * (h * V / t * wb + 2 * T * h + 4 * T * V / t), EFF_GEMM);
+         mult * (h * V / t * 2 + 2 * T * h + 4 * T * V / t), EFF_GEMM);
   }
 }
 
@@ -327,7 +335,7 @@ int ts_work_ops(const ts_workload *w, const ts_gpu_model *gpu, uint32_t stage,
   work_derive(w, &c);
   if (stage >= c.pp || ep_rank >= c.ep || work_validate(w, NULL))
     return TS_EINVALID;
-  op_list L = {NULL, 0, 0, &c, gpu, 0, 0, 0, 0, 0, 0};
+  op_list L = {NULL, 0, 0, &c, gpu, 0, 0, 0, 0, 0, 0, false};
   double share = c.experts ? work_moe_rank_share(&c, ep_rank) : 0;
   uint32_t v = work_chunks(&c);
   for (uint32_t ch = 0; ch < v; ch++) chunk_ops(&L, stage, ch, share, true);
