@@ -980,6 +980,27 @@ static void test_fp8_cast_roofline(void **st) {
     seen++;
   }
   assert_int_equal(seen, 2); /* forward and backward */
+  /* the output layer stays BF16 in an FP8 model (Megatron-LM's
+   * output_layer is no Transformer Engine module): logits M = T, N = V/t
+   * = 6400, K = h, 16 x 50 = 800 tiles in 7 waves of 132 (800/924), at
+   * 0.7 of the BF16 peak, BF16 weights, no casts; the same op as in the
+   * BF16 model */
+  double V = 51200, ln = V / t, lfl = 2 * T * h * ln;
+  double lby = h * ln * 2 + 2 * T * h + 4 * T * ln;
+  double ltc = lfl / (989e12 * 0.7 * 800.0 / 924) + 2 * T * ln / bw;
+  double lwant = ((ltc > lby / bw ? ltc : lby / bw) + 1e-6) * 1e12;
+  seen = 0;
+  for (size_t i = 0; i < n8; i++) {
+    if (f8[i].kind != TS_OP_LOGITS) continue;
+    assert_int_equal(bf[i].kind, TS_OP_LOGITS);
+    assert_true(f8[i].time == bf[i].time && f8[i].bytes == bf[i].bytes);
+    if (f8[i].phase == TS_PHASE_FWD) {
+      assert_true(fabs(f8[i].bytes - lby) < 1);
+      assert_true(fabs((double)f8[i].time - lwant) <= 2);
+    }
+    seen++;
+  }
+  assert_int_equal(seen, 2); /* forward and backward */
   assert_int_equal(f8[n8 - 1].kind, TS_OP_OPTIMIZER);
   assert_true(fabs(f8[n8 - 1].bytes - bf[nb - 1].bytes * (1 + 4.0 / 30)) <
               1e-9 * bf[nb - 1].bytes);
