@@ -932,6 +932,27 @@ static void test_roofline_layer(void **st) {
   assert_true(fabs(ops[e].bytes - 14 * T * h) < 1);
   assert_true(fabs((double)ops[e].time - (14 * T * h / bw * 1e12 + 1e6)) <= 1);
   free(ops);
+  /* rotary embeddings: right after the QKV GEMM an elementwise op reads
+   * and writes Q and K (2 bytes each, q = k = h / t per GPU): 4 T (q + k)
+   * / t = 32 MiB forward, twice that backward (one more launch gap), no
+   * FLOPs; learned positions (the default) have no such op */
+  tu_set(w, "position_embedding", "rope");
+  assert_int_equal(ts_work_ops(w, &a100, 0, 0, &ops, &n), 0);
+  int rot = 0;
+  for (size_t j = 0; j + 1 < n; j++) {
+    if (ops[j].layer != 0 || ops[j].kind != TS_OP_QKV) continue;
+    if (ops[j].phase != TS_PHASE_FWD && ops[j].phase != TS_PHASE_BWD) continue;
+    double mb = ops[j].phase == TS_PHASE_BWD ? 2 : 1;
+    const ts_op *r = &ops[j + 1];
+    assert_int_equal(r->kind, TS_OP_ELEMENTWISE);
+    assert_true(r->flops == 0);
+    assert_true(fabs(r->bytes - mb * 4 * T * 2 * h / t) < 1);
+    assert_true(fabs((double)r->time - (mb * 4 * T * 2 * h / t / bw * 1e12 +
+                                        mb * 1e6)) <= 1);
+    rot++;
+  }
+  assert_int_equal(rot, 2); /* forward and backward */
+  free(ops);
   ts_workload_free(w);
 }
 

@@ -6,6 +6,7 @@
  * full sequence the keys span, w = weight bytes, 2 = bf16 activations):
  *   layernorm    2 norms, ~5 FLOP and a read + write of 2 bytes per element
  *   qkv          2*T*h*(q + 2k)/t          GEMM
+ *   rope         Q and K read + written    (position_embedding: rope)
  *   attn_score   2*b*(s/cp)*S*q/t          attention (fused, FlashAttention:
  *   attn_value   2*b*(s/cp)*S*q/t          no s^2 tensor touches HBM)
  *   attn_out     2*T*q*h/t                 GEMM
@@ -162,6 +163,15 @@ static void layer_ops(op_list *L, uint32_t layer, ts_phase ph, double mult,
     shape(L, T, o_qkv, h, 1);
     push(L, TS_OP_QKV, ph, ly, m * 2 * T * w_qkv,
          m * (w_qkv * wb + 2 * T * h + 2 * T * o_qkv), EFF_GEMM);
+    /* rotary embeddings (Su et al. 2021; Megatron-LM's fused RoPE kernel):
+     * Q and K read and written in BF16 (gradients alike in backward),
+     * memory-bound, no model FLOPs; MLA rotates only its rope part (each
+     * head's rope_dim of Q and the shared rope key, whole on every rank) */
+    if (c->pos_emb == WORK_POS_ROPE) {
+      double rot = c->kv_lora ? (double)c->heads * c->rope_dim / t + c->rope_dim
+                              : (q + k) / t;
+      push(L, TS_OP_ELEMENTWISE, ph, ly, 0, m * 4 * T * rot, EFF_GEMM);
+    }
   }
   L->ab = work_attn_block_eff(c, layer) * work_attn_dropout_eff(c);
   push(L, TS_OP_ATTN_SCORE, ph, ly, m * f_sc,
