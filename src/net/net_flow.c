@@ -388,13 +388,15 @@ static void flow_fill_alone(flow_state *s, uint32_t fi) {
 
 /* The filling's heap. A direction that one unfrozen flow f alone crosses
  * (nun 1; 20.6M of the 30.7M directions pushed on the GPT-3 CP + ZeRO 2
- * step of docs/performance.md) keeps its key rem until f freezes and pops
- * as a no-op (nun 0) once f is frozen. Of f's such directions only the
- * least (key, id) can therefore pop while f is unfrozen: it alone is
- * pushed. Leaving out entries that could only pop as no-ops changes no
- * pop that does something (same keys, same order, same re-keys), so the
- * same directions freeze the same flows at the same shares. full_solve
- * pushes every direction (the reference). */
+ * step of docs/performance.md) offers its capacity left, max(rem, 0),
+ * until f freezes (pushed at rem < 0, it would be re-keyed to 0 at the
+ * top, which changes nothing else, so it is pushed at 0) and pops as a
+ * no-op (nun 0) once f is frozen. Of f's such directions only the least
+ * (offer, id) can therefore pop while f is unfrozen: it alone is pushed.
+ * Leaving out entries that could only pop as no-ops changes no pop that
+ * does something (same keys, same order), so the same directions freeze
+ * the same flows at the same shares. full_solve pushes every direction
+ * (the reference). */
 static void fill_push(ts_net *net) {
   flow_state *s = fs_of(net);
   uint32_t st = s->stamp;
@@ -414,7 +416,7 @@ static void fill_push(ts_net *net) {
       uint32_t d = s->mem[f->m0 + h].dir;
       const fdir *fd = &s->dirs[d];
       if (fd->nun != 1) continue;
-      heap_ent e = {fd->rem / fd->nun, d};
+      heap_ent e = {fd->rem > 0 ? fd->rem : 0, d};
       if (b.dir == NET_NONE || hent_less(&e, &b)) b = e;
     }
     if (b.dir != NET_NONE) s->heap[s->nheap++] = b;
