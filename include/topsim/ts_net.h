@@ -69,6 +69,8 @@ typedef struct ts_net_dir_stats {
   ts_time_ps busy_ps;        /* flow: time with >= 1 flow crossing;
                                 chunk: time spent serialising */
   uint32_t peak_flows;       /* flow: most flows crossing at once */
+  ts_time_ps idle_at;        /* flow: when the last busy period ended (the
+                                last flow left; 0: none ended yet) */
   uint64_t peak_queue_bytes; /* chunk: deepest port queue, bytes */
 } ts_net_dir_stats;
 

@@ -149,6 +149,13 @@ typedef struct ts_step_result {
   uint64_t transfers, wire_bytes; /* ts_exec counters */
   uint64_t replayed;          /* collectives replayed from an isolated run
                                  (0 with opts.exact) */
+  uint64_t memo_runs;         /* isolated runs made for replays (the
+                                 attempt that stood) */
+  uint64_t memo_shared;       /* memos taken, renamed, from an image's
+                                 isolated run instead (exec_step_fast.c) */
+  uint32_t attempts;          /* runs of the step, void ones included: a
+                                 quiet replay crossed or a fold refused
+                                 mid-run (exec_step_run.c); 1 usually */
   uint32_t ranks_simulated;   /* ranks run on the engine: ranks, or one per
                                  TP group when folded (exec_step_fold.c) */
   char fold[256];             /* folding: "on: ...", "off: ..." or

@@ -67,6 +67,7 @@ void ts_exec_free(ts_exec *x) {
   ts_sim_free(x->sim);
   ts_route_state_free(x->own_state);
   free(x->slow);
+  free(x->crossed);
   free(x);
 }
 

@@ -69,6 +69,13 @@ struct ts_exec {
    * stopped) when a transfer would be active inside a replayed window */
   ts_time_ps *resv, *pend;
   int violated;
+  /* with resv_key (the replayed instance that reserved each direction):
+   * the run goes on after a crossing and collects the crossed instances'
+   * keys in crossed[ncrossed] (a later attempt runs them live); the
+   * engine is stopped once EXEC_CROSSED_MAX are collected */
+  uint64_t *resv_key, *crossed;
+  uint32_t ncrossed, capcrossed;
+  int crossed_full;                /* out of room: give replays up */
 };
 
 /* Builds x->own_state (o->state plus the static faults) when o has faults,
@@ -126,6 +133,8 @@ void exec_multi_host_rings(const ts_coll_comm *comm, ts_coll_params *p);
 /* ---- step: collectives (exec_step_coll.c) ---- */
 
 /* Result of one isolated run of a plan (exec_step_fast.c). */
+enum { EXEC_CROSSED_MAX = 4096 };
+
 typedef struct exec_memo {
   ts_time_ps dur;               /* start to last delivery */
   uint64_t transfers, wire;     /* executor counters */
@@ -134,6 +143,10 @@ typedef struct exec_memo {
   uint64_t *bytes;
   ts_time_ps *busy;
   uint32_t *peak;
+  ts_time_ps *end;              /* after the start: the last flow left
+                                   the direction (quiet replays) */
+  const ts_coll_plan *plan;     /* borrowed: the plan it is the run of */
+  uint64_t sig;                 /* memo_sig(plan) */
   uint64_t replays;             /* instances replayed, applied at the end */
 } exec_memo;
 
@@ -147,6 +160,8 @@ typedef struct exec_plan_ent {
   ts_coll_plan *fplan;          /* fold, live TP: member 0's share */
   uint32_t *qdir, nq;           /* quiet replay: directions the network
                                    sees the plan use (after dir_rep) */
+  ts_time_ps *qend;             /* ... and when, after the start, its last
+                                   flow leaves each of them */
   struct exec_plan_ent *next;
 } exec_plan_ent;
 
@@ -211,6 +226,11 @@ typedef struct exec_fast {
   uint64_t *base_bytes;           /* scratch counters already memoised */
   ts_time_ps *base_busy;
   uint64_t runs, hits;
+  uint64_t shared;                /* memos renamed from an image's */
+  exec_memo **memos;              /* every memo made (borrowed) */
+  uint32_t nmemos, capmemos;
+  uint32_t *map, *rmap, *mst, *rst, stamp; /* direction bijection scratch */
+  ts_path *pa;                    /* one path set of the earlier plan */
 } exec_fast;
 
 /* Decides which groups own their links; all off with o->exact,
@@ -218,8 +238,11 @@ typedef struct exec_fast {
 int exec_fast_init(exec_fast *F, const ts_exec *x, const ts_mapping *m,
                    const ts_step_progs *sp, const ts_step_opts *o);
 void exec_fast_free(exec_fast *F);
-/* Runs plan alone on the scratch runtime; *out owned by the caller
- * (exec_memo_free). 0 or an error with d set. */
+/* Runs plan alone on the scratch runtime, or renames the run of an
+ * earlier plan whose routes plan's are an image of (exec_step_fast.c,
+ * "memos shared between images"); *out owned by the caller
+ * (exec_memo_free), plan borrowed for as long as *out lives. 0 or an
+ * error with d set. */
 int exec_fast_memo(exec_fast *F, const ts_exec *x, const ts_step_opts *o,
                    const ts_coll_plan *plan, double hbm_bw, exec_memo **out,
                    ts_diag *d);

@@ -198,6 +198,34 @@ static void record(ts_exec *x, uint32_t k) {
   }
 }
 
+/* A transfer would be active on direction dd inside a quiet replay's
+ * window: the run is void. Without resv_key the engine stops at once;
+ * with it the run goes on (inexactly) to collect every crossed replay, so
+ * that the next attempt runs all of them live, until EXEC_CROSSED_MAX. */
+static void cross(ts_exec *x, uint32_t dd) {
+  x->violated = 1;
+  if (!x->resv_key) {
+    ts_sim_stop(x->sim);
+    return;
+  }
+  uint64_t k = x->resv_key[dd];
+  for (uint32_t i = x->ncrossed; i > 0 && i + 8 > x->ncrossed; i--)
+    if (x->crossed[i - 1] == k) return; /* the same window, just seen */
+  if (x->ncrossed == x->capcrossed) {
+    uint32_t cap = x->capcrossed ? 2 * x->capcrossed : 64;
+    uint64_t *v = cap <= EXEC_CROSSED_MAX
+                      ? realloc(x->crossed, cap * sizeof *v) : NULL;
+    if (!v) {
+      x->crossed_full = 1; /* the caller gives replays up */
+      ts_sim_stop(x->sim);
+      return;
+    }
+    x->crossed = v;
+    x->capcrossed = cap;
+  }
+  x->crossed[x->ncrossed++] = k;
+}
+
 /* Routes and sends one transfer now; fn(ctx, tag) on delivery. 0 or an
  * error with d set. */
 static int xfer_post(ts_exec *x, const ts_coll_xfer *xf, ts_net_done_fn fn,
@@ -218,10 +246,7 @@ static int xfer_post(ts_exec *x, const ts_coll_xfer *xf, ts_net_done_fn fn,
   for (uint32_t p = 0; !rc && x->resv && p < k; p++)
     for (uint32_t h = 0; h < x->paths[p].len; h++) {
       uint32_t dd = x->paths[p].dir[h];
-      if (act < x->resv[dd] && !x->violated) {
-        x->violated = 1;
-        ts_sim_stop(x->sim);
-      }
+      if (act < x->resv[dd]) cross(x, dd);
       if (act + 1 > x->pend[dd]) x->pend[dd] = act + 1;
     }
   if (!rc) rc = exec_path_send(x->net, x->paths, k, xf->wire_bytes, alpha,

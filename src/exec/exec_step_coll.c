@@ -61,6 +61,7 @@ static void group_free(exec_group *G) {
     ts_coll_plan_free(e->plan);
     ts_coll_plan_free(e->fplan);
     free(e->qdir);
+    free(e->qend);
     exec_memo_free(e->memo);
     free(e);
   }

@@ -30,12 +30,15 @@
  * and stragglers are fine: the scratch runtime has the same faults, and a
  * straggler only stretches compute.
  * Cost: O(groups x members) claims plus O(pairs) routes up front; one
- * isolated run per distinct plan of an exclusive group; O(directions of
- * the plan) per replayed instance. */
+ * isolated run per distinct plan of an exclusive group, or per class of
+ * plans whose routes are images of each other (memo_share, below: two
+ * routings of the plan instead); O(directions of the plan) per replayed
+ * instance. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "exec/exec.h"
+#include "exec/exec_path.h"
 
 #define FAST_PAIRS_MAX 16u
 #define CLAIM_MANY UINT32_MAX
@@ -249,6 +252,12 @@ void exec_fast_free(exec_fast *F) {
   ts_exec_free(F->scratch);
   free(F->base_bytes);
   free(F->base_busy);
+  free(F->memos);
+  free(F->map);
+  free(F->rmap);
+  free(F->mst);
+  free(F->rst);
+  free(F->pa);
   memset(F, 0, sizeof *F);
 }
 
@@ -258,6 +267,7 @@ void exec_memo_free(exec_memo *M) {
   free(M->bytes);
   free(M->busy);
   free(M->peak);
+  free(M->end);
   free(M);
 }
 
@@ -291,7 +301,7 @@ static int scratch_new(exec_fast *F, const ts_exec *x, const ts_step_opts *o,
 }
 
 /* The per-direction result of the isolated run just finished. */
-static int memo_dirs(exec_fast *F, exec_memo *M) {
+static int memo_dirs(exec_fast *F, exec_memo *M, ts_time_ps start) {
   ts_exec *s = F->scratch;
   qsort(s->rec, s->nrec, sizeof *s->rec, cmp_u32);
   uint32_t n = 0;
@@ -301,7 +311,9 @@ static int memo_dirs(exec_fast *F, exec_memo *M) {
   M->bytes = malloc(((size_t)n + 1) * sizeof *M->bytes);
   M->busy = malloc(((size_t)n + 1) * sizeof *M->busy);
   M->peak = malloc(((size_t)n + 1) * sizeof *M->peak);
-  if (!M->dir || !M->bytes || !M->busy || !M->peak) return TS_ENOMEM;
+  M->end = malloc(((size_t)n + 1) * sizeof *M->end);
+  if (!M->dir || !M->bytes || !M->busy || !M->peak || !M->end)
+    return TS_ENOMEM;
   for (uint32_t i = 0; i < n; i++) {
     uint32_t dir = s->rec[i];
     ts_net_dir_stats st;
@@ -310,6 +322,8 @@ static int memo_dirs(exec_fast *F, exec_memo *M) {
     M->bytes[i] = st.bytes - F->base_bytes[dir];
     M->busy[i] = st.busy_ps - F->base_busy[dir];
     M->peak[i] = st.peak_flows;
+    /* a direction only zero-byte flows crossed was never entered */
+    M->end[i] = st.idle_at > start ? st.idle_at - start : 0;
     F->base_bytes[dir] = st.bytes;
     F->base_busy[dir] = st.busy_ps;
   }
@@ -317,16 +331,199 @@ static int memo_dirs(exec_fast *F, exec_memo *M) {
   return 0;
 }
 
+/* ---- memos shared between images ------------------------------------
+ *
+ * Two plans whose transfers agree in everything but their endpoints (rank
+ * indices, bytes, latency terms, steps, flags, dependencies, algorithm and
+ * protocol) run alike when their routes are images: a bijection of
+ * directions maps every path of one onto the same path of the other, hop
+ * by hop, between directions of equal bandwidth, with equal path
+ * latencies and switch overheads. If the bijection also keeps the order of direction ids (the
+ * flow solver breaks ties between directions by id; nothing else in the
+ * network or the executor looks at an id but to index), the isolated run
+ * of the second is the first's with its directions renamed, event for
+ * event and bit for bit: its memo is the first's, renamed. The EP
+ * all-to-alls of groups on different hosts are such images. */
+
+static uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h;
+}
+
+/* Hash of everything but the endpoints that the executor reads. */
+static uint64_t memo_sig(const ts_coll_plan *pl) {
+  uint32_t n = ts_coll_plan_count(pl);
+  const ts_coll_xfer *x = ts_coll_plan_xfers(pl);
+  uint64_t h = mix(mix(n, ts_coll_plan_algo(pl)), ts_coll_plan_proto(pl));
+  for (uint32_t i = 0; i < n; i++) {
+    h = mix(h, (uint64_t)(uint32_t)x[i].src_rank << 32 | (uint32_t)x[i].dst_rank);
+    h = mix(mix(mix(h, x[i].bytes), x[i].wire_bytes), x[i].reduce_bytes);
+    h = mix(mix(mix(h, x[i].alpha), x[i].steps), x[i].channel);
+    h = mix(mix(h, x[i].flags), x[i].ndeps);
+  }
+  return h;
+}
+
+static bool same_but_ends(const ts_coll_plan *a, const ts_coll_plan *b) {
+  uint32_t n = ts_coll_plan_count(a);
+  if (n != ts_coll_plan_count(b) || ts_coll_plan_algo(a) != ts_coll_plan_algo(b) ||
+      ts_coll_plan_proto(a) != ts_coll_plan_proto(b))
+    return false;
+  const ts_coll_xfer *x = ts_coll_plan_xfers(a), *y = ts_coll_plan_xfers(b);
+  const uint32_t *da = ts_coll_plan_deps(a), *db = ts_coll_plan_deps(b);
+  for (uint32_t i = 0; i < n; i++) {
+    if (x[i].src_rank != y[i].src_rank || x[i].dst_rank != y[i].dst_rank ||
+        x[i].bytes != y[i].bytes || x[i].wire_bytes != y[i].wire_bytes ||
+        x[i].reduce_bytes != y[i].reduce_bytes || x[i].alpha != y[i].alpha ||
+        x[i].steps != y[i].steps || x[i].channel != y[i].channel ||
+        x[i].flags != y[i].flags || x[i].ndeps != y[i].ndeps)
+      return false;
+    for (uint32_t j = 0; j < x[i].ndeps; j++)
+      if (da[x[i].dep_first + j] != db[y[i].dep_first + j]) return false;
+  }
+  return true;
+}
+
+static ts_time_ps lat_of(const ts_topo *t, const ts_path *p) {
+  ts_time_ps lat = 0;
+  for (uint32_t h = 0; h < p->len; h++) lat += ts_topo_link(t, p->dir[h] >> 1)->latency;
+  return lat;
+}
+
+/* Extends the bijection by a -> b; false if it contradicts it or the two
+ * directions differ in bandwidth. */
+static bool map_dir(exec_fast *F, const ts_net *net, uint32_t a, uint32_t b) {
+  if (F->mst[a] == F->stamp) return F->map[a] == b;
+  if (F->rst[b] == F->stamp) return false;
+  if (ts_net_dir_bandwidth(net, a) != ts_net_dir_bandwidth(net, b)) return false;
+  F->mst[a] = F->rst[b] = F->stamp;
+  F->map[a] = b;
+  F->rmap[b] = a;
+  return true;
+}
+
+/* 1 when plan is an image of A's plan (above), with F->map the renaming;
+ * 0 when not; an error with d set. Routes both plans on the scratch
+ * runtime (the same routes as the step's: same topology, router, faults). */
+static int is_image(exec_fast *F, const exec_memo *A, const ts_coll_plan *plan,
+                    ts_diag *d) {
+  ts_exec *s = F->scratch;
+  const ts_net *net = ts_exec_net(s);
+  if (!same_but_ends(A->plan, plan)) return 0;
+  if (!F->map) {
+    size_t nd = 2 * (size_t)ts_topo_link_count(ts_exec_topo(s)) + 1;
+    F->map = malloc(nd * sizeof *F->map);
+    F->rmap = malloc(nd * sizeof *F->rmap);
+    F->mst = calloc(nd, sizeof *F->mst);
+    F->rst = calloc(nd, sizeof *F->rst);
+    F->pa = malloc(EXEC_PATH_STRIPES * sizeof *F->pa);
+    if (!F->map || !F->rmap || !F->mst || !F->rst || !F->pa) return TS_ENOMEM;
+  }
+  if (++F->stamp == 0) {
+    size_t nd = 2 * (size_t)ts_topo_link_count(ts_exec_topo(s)) + 1;
+    memset(F->mst, 0, nd * sizeof *F->mst);
+    memset(F->rst, 0, nd * sizeof *F->rst);
+    F->stamp = 1;
+  }
+  const ts_coll_xfer *xa = ts_coll_plan_xfers(A->plan), *xb = ts_coll_plan_xfers(plan);
+  for (uint32_t i = 0; i < ts_coll_plan_count(plan); i++) {
+    uint32_t ka = 0, kb = 0;
+    int rc = exec_xfer_paths(s, &xa[i], &ka, d);
+    if (rc) return rc;
+    memcpy(F->pa, s->paths, ka * sizeof *F->pa);
+    ts_time_ps alpha_a = exec_xfer_alpha(s, &xa[i]);
+    rc = exec_xfer_paths(s, &xb[i], &kb, d);
+    if (rc) return rc;
+    if (ka != kb || alpha_a != exec_xfer_alpha(s, &xb[i])) return 0;
+    for (uint32_t p = 0; p < ka; p++) {
+      const ts_path *pa = &F->pa[p], *pb = &s->paths[p];
+      if (pa->len != pb->len || lat_of(s->t, pa) != lat_of(s->t, pb) ||
+          exec_path_alpha(s->t, pa) != exec_path_alpha(s->t, pb))
+        return 0;
+      for (uint32_t h = 0; h < pa->len; h++)
+        if (!map_dir(F, net, pa->dir[h], pb->dir[h])) return 0;
+    }
+  }
+  /* ids in the same order: A's directions are sorted (memo_dirs) */
+  for (uint32_t i = 1; i < A->n; i++)
+    if (F->map[A->dir[i - 1]] >= F->map[A->dir[i]]) return 0;
+  return 1;
+}
+
+/* A's memo with its directions renamed by F->map, for plan. */
+static exec_memo *memo_rename(const exec_fast *F, const exec_memo *A,
+                              const ts_coll_plan *plan) {
+  exec_memo *M = calloc(1, sizeof *M);
+  size_t n = (size_t)A->n + 1;
+  if (!M) return NULL;
+  *M = *A;
+  M->dir = malloc(n * sizeof *M->dir);
+  M->bytes = malloc(n * sizeof *M->bytes);
+  M->busy = malloc(n * sizeof *M->busy);
+  M->peak = malloc(n * sizeof *M->peak);
+  M->end = malloc(n * sizeof *M->end);
+  if (!M->dir || !M->bytes || !M->busy || !M->peak || !M->end) {
+    exec_memo_free(M);
+    return NULL;
+  }
+  for (uint32_t i = 0; i < A->n; i++) M->dir[i] = F->map[A->dir[i]];
+  memcpy(M->bytes, A->bytes, A->n * sizeof *M->bytes);
+  memcpy(M->busy, A->busy, A->n * sizeof *M->busy);
+  memcpy(M->peak, A->peak, A->n * sizeof *M->peak);
+  memcpy(M->end, A->end, A->n * sizeof *M->end);
+  M->plan = plan;
+  M->replays = 0;
+  return M;
+}
+
+static int memo_keep(exec_fast *F, exec_memo *M) {
+  if (F->nmemos == F->capmemos) {
+    uint32_t cap = F->capmemos ? 2 * F->capmemos : 64;
+    exec_memo **v = realloc(F->memos, cap * sizeof *v);
+    if (!v) return TS_ENOMEM;
+    F->memos = v;
+    F->capmemos = cap;
+  }
+  F->memos[F->nmemos++] = M;
+  return 0;
+}
+
+/* An image's memo renamed into *out (1), none found (0), or an error. */
+static int memo_share(exec_fast *F, const ts_coll_plan *plan, uint64_t sig,
+                      exec_memo **out, ts_diag *d) {
+  for (uint32_t i = 0; i < F->nmemos; i++) {
+    const exec_memo *A = F->memos[i];
+    if (A->sig != sig) continue;
+    int rc = is_image(F, A, plan, d);
+    if (rc == 0) continue;
+    if (rc < 0 || rc > 1) return rc;
+    exec_memo *M = memo_rename(F, A, plan);
+    if (!M || memo_keep(F, M)) {
+      exec_memo_free(M);
+      return TS_ENOMEM;
+    }
+    F->shared++;
+    *out = M;
+    return 1;
+  }
+  return 0;
+}
+
 int exec_fast_memo(exec_fast *F, const ts_exec *x, const ts_step_opts *o,
                    const ts_coll_plan *plan, double hbm_bw, exec_memo **out,
                    ts_diag *d) {
   int rc = F->scratch ? 0 : scratch_new(F, x, o, d);
-  exec_memo *M = calloc(1, sizeof *M);
+  uint64_t sig = memo_sig(plan);
+  if (!rc) rc = memo_share(F, plan, sig, out, d);
+  if (rc == 1) return 0;
+  exec_memo *M = rc ? NULL : calloc(1, sizeof *M);
   if (!rc && !M) rc = TS_ENOMEM;
   if (rc) {
     free(M);
     return rc;
   }
+  M->plan = plan;
+  M->sig = sig;
   ts_exec *s = F->scratch;
   uint64_t t0 = s->transfers, w0 = s->wire_bytes;
   memo_done c = {s->sim, 0, 0};
@@ -340,7 +537,8 @@ int exec_fast_memo(exec_fast *F, const ts_exec *x, const ts_step_opts *o,
     rc = ts_diag_set(d, TS_EINTERNAL, NULL, 0, 0, "an isolated collective "
                      "did not complete");
   s->recording = 0;
-  if (!rc) rc = s->rec_fail ? TS_ENOMEM : memo_dirs(F, M);
+  if (!rc) rc = s->rec_fail ? TS_ENOMEM : memo_dirs(F, M, start);
+  if (!rc) rc = memo_keep(F, M);
   if (rc) {
     exec_memo_free(M);
     return rc;

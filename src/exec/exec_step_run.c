@@ -87,6 +87,11 @@ typedef struct step_state {
   int nofold;                    /* folding refused: the rerun */
   int quiet;                     /* quiet-window replays of TP groups */
   ts_time_ps *resv, *pend;       /* their per-direction windows (x->resv) */
+  uint64_t *rkey;                /* per direction: the instance (quiet_key)
+                                    that reserved it (x->resv_key) */
+  const uint64_t *skip;          /* sorted keys of instances an earlier
+                                    attempt saw crossed: run live */
+  uint32_t nskip;
   uint64_t cross[TS_DIM_COUNT];  /* bytes leaving the host, all ranks: an
                                     integer sum, exact in any order */
   ts_step_progs sp;
@@ -186,38 +191,68 @@ static int plan_of(step_state *S, uint32_t g, uint32_t id, exec_plan_ent **e) {
 /* ---- quiet-window replays ---------------------------------------------
  *
  * A TP group that does not own its NVLinks (DP rings or PXN hops cross
- * them) still runs most instances alone: whenever no other flow is active
- * or about to become active on any direction the instance uses, and no
- * other stream of its members has an instance gathering or running (the
- * usual source of a flow that would start meanwhile), the instance is
- * replayed from its isolated run (exec_step_fast.c) as one timer, and its
- * directions are reserved for its duration. Any transfer that would be
- * active on a reserved direction inside the window sets x->violated
- * (exec_coll.c): the run is void and ts_step_run runs the step again
- * without these replays. So a step that finishes used them only where the
- * instance ran alone, where the replay is exact. */
+ * them), or an EP group's all-to-all, still runs most instances alone:
+ * whenever no other flow is active or about to become active on any
+ * direction the instance uses, and no other stream of its members has an
+ * instance gathering or running (the usual source of a flow that would
+ * start meanwhile), the instance is replayed from its isolated run
+ * (exec_step_fast.c) as one timer, and each of its directions is reserved
+ * until its own last flow leaves it in that run. Any transfer that would
+ * be active on a reserved direction inside its window sets x->violated
+ * (exec_coll.c): the attempt is void, runs on to collect every crossed
+ * instance, and ts_step_run runs the step again with those live (or, past
+ * QUIET_ATTEMPTS, without these replays). So a step that finishes used
+ * them only where the instance ran alone, where the replay is exact. */
 
 /* Directions the network sees e's plan use: its isolated footprint through
  * the fold's representatives. 0 or TS_ENOMEM. */
 static int quiet_dirs(step_state *S, exec_plan_ent *e) {
   const exec_memo *M = e->memo;
   e->qdir = malloc(((size_t)M->n + 1) * sizeof *e->qdir);
-  if (!e->qdir) return TS_ENOMEM;
+  e->qend = malloc(((size_t)M->n + 1) * sizeof *e->qend);
+  if (!e->qdir || !e->qend) return TS_ENOMEM;
   for (uint32_t i = 0; i < M->n; i++) {
     uint32_t d = M->dir[i];
     if (S->x->dir_rep && S->x->dir_rep[d] != UINT32_MAX) d = S->x->dir_rep[d];
     uint32_t j = 0;
-    while (j < e->nq && e->qdir[j] != d) j++;
-    if (j == e->nq) e->qdir[e->nq++] = d;
+    while (S->x->dir_rep && j < e->nq && e->qdir[j] != d) j++;
+    if (!S->x->dir_rep || j == e->nq) {
+      j = e->nq++;
+      e->qdir[j] = d;
+      e->qend[j] = 0;
+    }
+    if (M->end[i] > e->qend[j]) e->qend[j] = M->end[i];
   }
   return 0;
 }
 
+/* The instance of (g, id) starting now, the same in every attempt: group
+ * kind, id and its position in member 0's stream. */
+static uint64_t quiet_key(const step_state *S, uint32_t g, uint32_t id) {
+  uint32_t q = ts_mapping_group_member(S->m, (ts_group)g, id, 0);
+  return (uint64_t)g << 60 | (uint64_t)id << 32 | (S->rank[q].st[g].arrived - 1);
+}
+
+static bool quiet_skipped(const step_state *S, uint64_t key) {
+  uint32_t lo = 0, hi = S->nskip;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (S->skip[mid] < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < S->nskip && S->skip[lo] == key;
+}
+
 /* True when the instance of (g, id) starting now was replayed (a timer
- * scheduled); false to run it live. Errors fail the step. */
+ * scheduled); false to run it live. TP groups; EP groups (all-to-alls)
+ * unless folded (the fold mirrors class 0's counters before the replays'
+ * are added). Errors fail the step. */
 static bool quiet_replay(step_state *S, uint32_t g, uint32_t id,
                          exec_plan_ent *e, uint64_t tag) {
-  if (!S->quiet || g != TS_GROUP_TP) return false;
+  if (!S->quiet || (g != TS_GROUP_TP && (g != TS_GROUP_EP || S->fold.on)))
+    return false;
+  uint64_t key = quiet_key(S, g, id);
+  if (quiet_skipped(S, key)) return false;
   for (uint32_t i = 0; i < run_size(S, g); i++) {
     const step_rank *R = &S->rank[ts_mapping_group_member(S->m, (ts_group)g, id, i)];
     for (uint32_t h = 0; h < TS_GROUP_COUNT; h++)
@@ -236,7 +271,10 @@ static bool quiet_replay(step_state *S, uint32_t g, uint32_t id,
     if (ts_net_dir_active(S->net, d) || S->pend[d] > now || S->resv[d] > now)
       return false;
   }
-  for (uint32_t i = 0; i < e->nq; i++) S->resv[e->qdir[i]] = now + e->memo->dur + 1;
+  for (uint32_t i = 0; i < e->nq; i++) {
+    S->resv[e->qdir[i]] = now + e->qend[i] + 1;
+    S->rkey[e->qdir[i]] = key;
+  }
   e->memo->replays++;
   S->res->replayed += run_mult(S, g);
   if (ts_sim_schedule_in(S->sim, e->memo->dur, on_event, S, tag, NULL))
@@ -736,6 +774,7 @@ static void state_free(step_state *S) {
   free(S->ready);
   free(S->resv);
   free(S->pend);
+  free(S->rkey);
   for (int g = 0; g < TS_GROUP_COUNT; g++) free(S->ahead[g]);
   exec_trace_free(&S->trace);
 }
@@ -903,6 +942,8 @@ static int results(step_state *S) {
   ts_sim_stats_get(S->sim, &r->sim);
   r->transfers = ts_exec_transfers(S->x);
   r->ranks_simulated = nsim(S);
+  r->memo_runs = S->fast.runs;
+  r->memo_shared = S->fast.shared;
   r->wire_bytes = ts_exec_wire_bytes(S->x);
   if (S->trace.cap_samples) exec_trace_sample(&S->trace, S->net, r->step_time);
   return exec_trace_finish(&S->trace, r);
@@ -936,7 +977,42 @@ static void assign_progs(step_state *S) {
     S->rank[r].prog = ts_step_progs_rank(&S->sp, S->m, r);
 }
 
-enum { TRY_NOFOLD = 1, TRY_NOQUIET = 2 };
+enum { TRY_NOFOLD = 1, TRY_NOQUIET = 2, TRY_SKIP = 4 };
+
+/* Attempts with quiet replays before they are given up: each runs live
+ * the instances the previous ones saw crossed. A void attempt that saw
+ * more than a quarter of its replays crossed gives them up at once. */
+enum { QUIET_ATTEMPTS = 3 };
+
+/* Keys of the replayed instances earlier attempts saw crossed, sorted. */
+typedef struct quiet_skip {
+  uint64_t *k;
+  uint32_t n, cap;
+} quiet_skip;
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Adds the crossed keys of x to q (sorted, unique). 0 or TS_ENOMEM. */
+static int skip_add(quiet_skip *q, const ts_exec *x) {
+  if (q->n + x->ncrossed > q->cap) {
+    uint32_t cap = q->n + x->ncrossed;
+    uint64_t *v = realloc(q->k, ((size_t)cap + 1) * sizeof *v);
+    if (!v) return TS_ENOMEM;
+    q->k = v;
+    q->cap = cap;
+  }
+  memcpy(q->k + q->n, x->crossed, x->ncrossed * sizeof *q->k);
+  q->n += x->ncrossed;
+  qsort(q->k, q->n, sizeof *q->k, cmp_u64);
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < q->n; i++)
+    if (!n || q->k[i] != q->k[n - 1]) q->k[n++] = q->k[i];
+  q->n = n;
+  return 0;
+}
 
 /* Quiet-window replays (above) for TP groups that are not replayed
  * outright, when the fast path is on with the flow model. 0 or TS_ENOMEM. */
@@ -944,31 +1020,40 @@ static int quiet_init(step_state *S, int off) {
   const ts_step_opts *o = S->o;
   if (off || !S->fast.on || o->net.fidelity != TS_NET_FLOW || o->net.full_solve)
     return 0;
-  for (uint32_t id = 0; id < ts_mapping_group_count(S->m, TS_GROUP_TP); id++)
-    if (ts_mapping_group_size(S->m, TS_GROUP_TP) > 1 && !S->fast.excl[TS_GROUP_TP][id])
-      S->quiet = 1;
+  static const ts_group kinds[] = {TS_GROUP_TP, TS_GROUP_EP};
+  for (uint32_t k = 0; k < 2; k++)
+    for (uint32_t id = 0; id < ts_mapping_group_count(S->m, kinds[k]); id++)
+      if (ts_mapping_group_size(S->m, kinds[k]) > 1 &&
+          !S->fast.excl[kinds[k]][id])
+        S->quiet = 1;
   if (!S->quiet) return 0;
   size_t nd = 2 * (size_t)ts_topo_link_count(S->t) + 1;
   S->resv = calloc(nd, sizeof *S->resv);
   S->pend = calloc(nd, sizeof *S->pend);
-  if (!S->resv || !S->pend) return TS_ENOMEM;
+  S->rkey = calloc(nd, sizeof *S->rkey);
+  if (!S->resv || !S->pend || !S->rkey) return TS_ENOMEM;
   S->x->resv = S->resv;
   S->x->pend = S->pend;
+  S->x->resv_key = S->rkey;
   return 0;
 }
 
-/* One attempt at the step with shortcuts `tries` (TRY_*) off; *retry gets
- * the shortcut to turn off when this attempt was void (folding refused
- * mid-run, a quiet replay crossed): nothing of it is kept. */
+/* One attempt at the step with shortcuts `tries` (TRY_*) off and the
+ * instances in qs run live; *retry gets the shortcut to turn off when this
+ * attempt was void (folding refused mid-run, quiet replays crossed and
+ * too many of them), or TRY_SKIP with the crossed instances added to qs:
+ * nothing of a void attempt is kept. */
 static int step_once(const ts_workload *w, const ts_topo *t,
                      const ts_mapping *m, const ts_step_opts *o, unsigned tries,
-                     ts_step_result *out, ts_diag *d, unsigned *retry,
-                     char *why, size_t nwhy) {
+                     quiet_skip *qs, ts_step_result *out, ts_diag *d,
+                     unsigned *retry, char *why, size_t nwhy) {
   memset(out, 0, sizeof *out);
   step_state S;
   memset(&S, 0, sizeof S);
   S.t = t, S.m = m, S.o = o, S.res = out, S.d = d;
   S.nofold = (tries & TRY_NOFOLD) != 0;
+  S.skip = qs->k;
+  S.nskip = qs->n;
   int rc = ts_step_compile(w, t, m, &S.sp, d);
   if (rc) return rc;
   S.v = S.sp.chunks;
@@ -986,6 +1071,10 @@ static int step_once(const ts_workload *w, const ts_topo *t,
   if (!rc) rc = run(&S);
   *retry = !rc ? 0 : S.x && S.x->violated ? TRY_NOQUIET
                  : S.fold.refused ? TRY_NOFOLD : 0;
+  /* a retry pays a whole step: only while crossings are the exception */
+  if (*retry == TRY_NOQUIET && !S.x->crossed_full && S.x->ncrossed &&
+      (uint64_t)S.x->ncrossed * 4 <= out->replayed && skip_add(qs, S.x) == 0)
+    *retry = TRY_SKIP;
   if (!rc) rc = results(&S);
   snprintf(why, nwhy, "%s", S.fold.why);
   if (rc == TS_ENOMEM) ts_diag_set(d, rc, NULL, 0, 0, "out of memory");
@@ -1001,17 +1090,24 @@ int ts_step_run(const ts_workload *w, const ts_topo *t, const ts_mapping *m,
     ts_step_opts_default(&def);
     o = &def;
   }
-  /* A void attempt turns its shortcut off; the fold's first reason is the
-   * one reported (a rerun without folding says "off"). */
-  unsigned tries = 0, retry = 0;
+  /* A void attempt turns its shortcut off, or (quiet replays crossed) runs
+   * the crossed instances live in the next attempt, QUIET_ATTEMPTS at most;
+   * the fold's first reason is the one reported (a rerun without folding
+   * says "off"). */
+  unsigned tries = 0, retry = 0, skips = 0, attempts = 1;
+  quiet_skip qs = {NULL, 0, 0};
   char why[sizeof out->fold], why2[sizeof out->fold];
-  int rc = step_once(w, t, m, o, tries, out, d, &retry, why, sizeof why);
+  int rc = step_once(w, t, m, o, tries, &qs, out, d, &retry, why, sizeof why);
   while (retry && !(tries & retry)) {
-    tries |= retry;
+    if (retry == TRY_SKIP && ++skips == QUIET_ATTEMPTS) retry = TRY_NOQUIET;
+    if (retry != TRY_SKIP) tries |= retry;
     if (d) memset(d, 0, sizeof *d);
-    rc = step_once(w, t, m, o, tries, out, d, &retry, why2, sizeof why2);
+    rc = step_once(w, t, m, o, tries, &qs, out, d, &retry, why2, sizeof why2);
     if (!(tries & TRY_NOFOLD)) memcpy(why, why2, sizeof why);
+    attempts++;
   }
+  free(qs.k);
+  out->attempts = attempts;
   if (!rc) snprintf(out->fold, sizeof out->fold, "%s", why);
   return rc;
 }

@@ -215,7 +215,10 @@ void net_dir_enter(ts_net *net, uint32_t dir) {
 void net_dir_leave(ts_net *net, uint32_t dir) {
   net_dir *d = &net->dirs[dir];
   NET_ASSERT(d->active > 0, "direction left more often than entered");
-  if (--d->active == 0) d->busy_ps += ts_sim_now(net->sim) - d->busy_since;
+  if (--d->active == 0) {
+    d->idle_at = ts_sim_now(net->sim);
+    d->busy_ps += d->idle_at - d->busy_since;
+  }
 }
 
 /* Byte share of flow i of k: proportional to weights (NULL: even), the
@@ -343,6 +346,7 @@ int ts_net_dir_stats_get(const ts_net *net, uint32_t dir,
   out->busy_ps = d->busy_ps;
   if (d->active) out->busy_ps += ts_sim_now(net->sim) - d->busy_since;
   out->peak_flows = d->peak_flows;
+  out->idle_at = d->idle_at;
   out->peak_queue_bytes = d->peak_queue;
   return 0;
 }

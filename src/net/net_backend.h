@@ -48,6 +48,7 @@ typedef struct net_dir {
   uint64_t bytes;         /* carried */
   ts_time_ps busy_ps;     /* closed busy periods */
   ts_time_ps busy_since;  /* start of the open period (if active > 0) */
+  ts_time_ps idle_at;     /* end of the last closed period */
   uint32_t active;        /* flow: flows crossing; chunk: 1 while sending */
   uint32_t peak_flows;
   uint64_t peak_queue;
