@@ -848,6 +848,8 @@ static void test_roofline_layer(void **st) {
   (void)st;
   ts_workload *w = load_text(seed_yaml);
   tu_set(w, "attention", "full");
+  /* no dropout: attention at 0.5 exactly (its cost: test_causal_attention_blocks) */
+  tu_set(w, "dropout", "false");
   ts_gpu_model a100 = {"A100", 312e12, 0, 80000000000ull, 2039e9, 108};
   ts_op *ops;
   size_t n;
@@ -917,6 +919,40 @@ static void test_roofline_layer(void **st) {
   assert_int_equal(ops[n - 1].kind, TS_OP_OPTIMIZER);
   assert_int_equal(ops[n - 1].phase, TS_PHASE_STEP);
   free(ops);
+  /* dropout (Megatron-LM's default) writes its two 1-byte residual masks
+   * forward and reads them back: elementwise bytes 12 -> 14 T h, 2 T h
+   * FLOPs, memory-bound: 14 T h / bw + 1 us */
+  tu_set(w, "dropout", "true");
+  assert_int_equal(ts_work_ops(w, &a100, 0, 0, &ops, &n), 0);
+  size_t e = 0;
+  while (e < n && !(ops[e].kind == TS_OP_ELEMENTWISE && ops[e].layer == 0 &&
+                    ops[e].phase == TS_PHASE_FWD))
+    e++;
+  assert_true(e < n);
+  assert_true(fabs(ops[e].bytes - 14 * T * h) < 1);
+  assert_true(fabs((double)ops[e].time - (14 * T * h / bw * 1e12 + 1e6)) <= 1);
+  free(ops);
+  /* rotary embeddings: right after the QKV GEMM an elementwise op reads
+   * and writes Q and K (2 bytes each, q = k = h / t per GPU): 4 T (q + k)
+   * / t = 32 MiB forward, twice that backward (one more launch gap), no
+   * FLOPs; learned positions (the default) have no such op */
+  tu_set(w, "position_embedding", "rope");
+  assert_int_equal(ts_work_ops(w, &a100, 0, 0, &ops, &n), 0);
+  int rot = 0;
+  for (size_t j = 0; j + 1 < n; j++) {
+    if (ops[j].layer != 0 || ops[j].kind != TS_OP_QKV) continue;
+    if (ops[j].phase != TS_PHASE_FWD && ops[j].phase != TS_PHASE_BWD) continue;
+    double mb = ops[j].phase == TS_PHASE_BWD ? 2 : 1;
+    const ts_op *r = &ops[j + 1];
+    assert_int_equal(r->kind, TS_OP_ELEMENTWISE);
+    assert_true(r->flops == 0);
+    assert_true(fabs(r->bytes - mb * 4 * T * 2 * h / t) < 1);
+    assert_true(fabs((double)r->time - (mb * 4 * T * 2 * h / t / bw * 1e12 +
+                                        mb * 1e6)) <= 1);
+    rot++;
+  }
+  assert_int_equal(rot, 2); /* forward and backward */
+  free(ops);
   ts_workload_free(w);
 }
 
@@ -965,6 +1001,27 @@ static void test_fp8_cast_roofline(void **st) {
     seen++;
   }
   assert_int_equal(seen, 2); /* forward and backward */
+  /* the output layer stays BF16 in an FP8 model (Megatron-LM's
+   * output_layer is no Transformer Engine module): logits M = T, N = V/t
+   * = 6400, K = h, 16 x 50 = 800 tiles in 7 waves of 132 (800/924), at
+   * 0.7 of the BF16 peak, BF16 weights, no casts; the same op as in the
+   * BF16 model */
+  double V = 51200, ln = V / t, lfl = 2 * T * h * ln;
+  double lby = h * ln * 2 + 2 * T * h + 4 * T * ln;
+  double ltc = lfl / (989e12 * 0.7 * 800.0 / 924) + 2 * T * ln / bw;
+  double lwant = ((ltc > lby / bw ? ltc : lby / bw) + 1e-6) * 1e12;
+  seen = 0;
+  for (size_t i = 0; i < n8; i++) {
+    if (f8[i].kind != TS_OP_LOGITS) continue;
+    assert_int_equal(bf[i].kind, TS_OP_LOGITS);
+    assert_true(f8[i].time == bf[i].time && f8[i].bytes == bf[i].bytes);
+    if (f8[i].phase == TS_PHASE_FWD) {
+      assert_true(fabs(f8[i].bytes - lby) < 1);
+      assert_true(fabs((double)f8[i].time - lwant) <= 2);
+    }
+    seen++;
+  }
+  assert_int_equal(seen, 2); /* forward and backward */
   assert_int_equal(f8[n8 - 1].kind, TS_OP_OPTIMIZER);
   assert_true(fabs(f8[n8 - 1].bytes - bf[nb - 1].bytes * (1 + 4.0 / 30)) <
               1e-9 * bf[nb - 1].bytes);
@@ -980,20 +1037,25 @@ static void test_fp8_cast_roofline(void **st) {
  * efficiency 0.5 times (s + 1) / (s + 128) = 4097 / 4224 = 0.96993, plus
  * the 1 us launch gap (compute-bound: bytes 2(Th/t + Th/t) = 16 MiB take
  * 10 us at 0.8 x 2039 GB/s against 1.1 ms of FLOPs). Full attention (no
- * mask) keeps 0.5; a sliding window keeps 0.5 too. */
+ * mask) keeps 0.5; a sliding window keeps 0.5 too. Dropout (the seed's
+ * default, Megatron-LM's 0.1) costs the fused kernel 0.020 ms of 0.594
+ * (TransformerEngine#3312): efficiency / (1 + 0.020 / 0.594) = / 1.03367;
+ * `dropout: false` leaves it. */
 static void test_causal_attention_blocks(void **st) {
   (void)st;
   ts_gpu_model a100 = {"A100", 312e12, 0, 80000000000ull, 2039e9, 108};
   ts_workload *w = load_text(seed_yaml);
   double s = 4096, h = 8192, t = 8;
-  const char *mode[] = {"causal", "full"};
-  for (int i = 0; i < 2; i++) {
+  const char *mode[] = {"causal", "full", "causal"};
+  for (int i = 0; i < 3; i++) {
     tu_set(w, "attention", mode[i]);
+    tu_set(w, "dropout", i == 2 ? "false" : "true");
     ts_op *ops;
     size_t n;
     assert_int_equal(ts_work_ops(w, &a100, 0, 0, &ops, &n), 0);
-    double pairs = i == 0 ? s * (s + 1) / 2 : s * s;
-    double eff = 0.5 * (i == 0 ? 4097.0 / 4224 : 1.0);
+    double pairs = i != 1 ? s * (s + 1) / 2 : s * s;
+    double eff = 0.5 * (i != 1 ? 4097.0 / 4224 : 1.0) /
+                 (i == 2 ? 1.0 : 1 + 0.020 / 0.594);
     double fl = 2 * pairs * h / t;
     size_t k = 0;
     while (k < n && !(ops[k].kind == TS_OP_ATTN_SCORE && ops[k].layer == 0 &&

@@ -6,6 +6,7 @@
  * full sequence the keys span, w = weight bytes, 2 = bf16 activations):
  *   layernorm    2 norms, ~5 FLOP and a read + write of 2 bytes per element
  *   qkv          2*T*h*(q + 2k)/t          GEMM
+ *   rope         Q and K read + written    (position_embedding: rope)
  *   attn_score   2*b*(s/cp)*S*q/t          attention (fused, FlashAttention:
  *   attn_value   2*b*(s/cp)*S*q/t          no s^2 tensor touches HBM)
  *   attn_out     2*T*q*h/t                 GEMM
@@ -15,7 +16,8 @@
  *   MoE layers replace the MLP by router 2*T*h*E and expert GEMMs over the
  *   R = share * ep * top_k * T (token, expert) pairs routed to this EP rank
  *   (capacity drops included), plus shared experts as a dense MLP.
- *   elementwise  residual adds, dropout, bias: 6 passes of T*h
+ *   elementwise  residual adds, dropout, bias: 6 passes of T*h, and with
+ *                dropout its two 1-byte masks (written; read in backward)
  * Embedding (first stage) is a gather; logits (last stage) 2*T*h*V/t with
  * fp32 logits written. Backward = 2x forward FLOPs and bytes (data + weight
  * gradients). Full recompute repeats every forward op before its backward;
@@ -48,6 +50,7 @@ typedef struct op_list {
   int fail;
   double gm, gn, gk, gg; /* shape of the next pushed GEMM (0: not a GEMM) */
   double ab;             /* block efficiency of the next attention op (0: 1) */
+  bool bf16;             /* the next GEMM runs in BF16 whatever the dtype */
 } op_list;
 
 /* The next push is a GEMM of M x N outputs, inner dimension K, in G equal
@@ -65,7 +68,8 @@ static ts_time_ps roofline(const op_list *L, double flops, double bytes,
                            eff_class e, ts_phase ph) {
   const work_cfg *c = L->c;
   if (!L->gpu) return 0;
-  int fp8 = c->dtype == WORK_FP8 && L->gpu->fp8_flops > 0 && e == EFF_GEMM;
+  int fp8 = c->dtype == WORK_FP8 && L->gpu->fp8_flops > 0 && e == EFF_GEMM &&
+            !L->bf16;
   double peak = fp8 ? L->gpu->fp8_flops : L->gpu->bf16_flops;
   double eff = e == EFF_ATTN ? c->eff_attn : c->eff_gemm;
   int bwd = ph == TS_PHASE_BWD;
@@ -121,6 +125,7 @@ static void push(op_list *L, ts_op_kind k, ts_phase ph, int32_t layer,
   o->bytes = bytes;
   o->time = roofline(L, flops, bytes, e, ph);
   L->gm = L->gn = L->gk = L->gg = L->ab = 0;
+  L->bf16 = false;
 }
 
 /* Parts of a layer's forward that layer_ops appends. */
@@ -158,20 +163,32 @@ static void layer_ops(op_list *L, uint32_t layer, ts_phase ph, double mult,
     shape(L, T, o_qkv, h, 1);
     push(L, TS_OP_QKV, ph, ly, m * 2 * T * w_qkv,
          m * (w_qkv * wb + 2 * T * h + 2 * T * o_qkv), EFF_GEMM);
+    /* rotary embeddings (Su et al. 2021; Megatron-LM's fused RoPE kernel):
+     * Q and K read and written in BF16 (gradients alike in backward),
+     * memory-bound, no model FLOPs; MLA rotates only its rope part (each
+     * head's rope_dim of Q and the shared rope key, whole on every rank) */
+    if (c->pos_emb == WORK_POS_ROPE) {
+      double rot = c->kv_lora ? (double)c->heads * c->rope_dim / t + c->rope_dim
+                              : (q + k) / t;
+      push(L, TS_OP_ELEMENTWISE, ph, ly, 0, m * 4 * T * rot, EFF_GEMM);
+    }
   }
-  L->ab = work_attn_block_eff(c, layer);
+  L->ab = work_attn_block_eff(c, layer) * work_attn_dropout_eff(c);
   push(L, TS_OP_ATTN_SCORE, ph, ly, m * f_sc,
        m * 2 * (T * q / t + b * S * k / t), EFF_ATTN);
   if (part == PART_SCORE) return;
-  L->ab = work_attn_block_eff(c, layer);
+  L->ab = work_attn_block_eff(c, layer) * work_attn_dropout_eff(c);
   push(L, TS_OP_ATTN_VALUE, ph, ly, m * f_av,
        m * 2 * (b * S * k / t + T * q / t), EFF_ATTN);
   if (only_attn) return;
   shape(L, T, h, v / t, 1);
   push(L, TS_OP_ATTN_OUT, ph, ly, m * 2 * T * v * h / t,
        m * (v * h / t * wb + 2 * T * v / t + 2 * T * h), EFF_GEMM);
+  /* two residual adds (bias and dropout fused in): 6 passes of 2 bytes;
+   * with dropout also its two 1-byte masks (Korthikanti et al. 2022,
+   * table 2; the memory model keeps the same), written forward, read back */
   push(L, TS_OP_ELEMENTWISE, ph, ly, m * 2 * T * h / sp,
-       m * 12 * T * h / sp, EFF_GEMM);
+       m * (c->dropout ? 14 : 12) * T * h / sp, EFF_GEMM);
   double up = c->activation == WORK_SWIGLU ? 2 : 1;
   double f = c->ffn_hidden, tok = T;
   ts_op_kind kup = TS_OP_MLP_UP, kdn = TS_OP_MLP_DOWN;
@@ -224,13 +241,18 @@ static void layer_ops(op_list *L, uint32_t layer, ts_phase ph, double mult,
 static void edge_op(op_list *L, bool logits, ts_phase ph, double mult) {
   const work_cfg *c = L->c;
   double T = (double)c->micro_batch * c->seq_len / c->cp, h = c->hidden;
-  double t = c->tp, V = c->vocab, wb = c->dtype == WORK_FP8 ? 1 : 2;
+  double t = c->tp, V = c->vocab;
   if (!logits)
     push(L, TS_OP_EMBED, ph, -1, 0, mult * 4 * T * h, EFF_GEMM);
   else {
+    /* the output layer is not a Transformer Engine module (Megatron-LM's
+     * GPTModel: tensor_parallel.ColumnParallelLinear; DeepSeek-V3 report
+     * section 3.3.1 keeps the output head in BF16 too): a BF16 GEMM with
+     * BF16 weights in an FP8 model, no casts */
     shape(L, T, V / t, h, 1);
+    L->bf16 = true;
     push(L, TS_OP_LOGITS, ph, -1, mult * 2 * T * h * V / t,
-         mult * (h * V / t * wb + 2 * T * h + 4 * T * V / t), EFF_GEMM);
+         mult * (h * V / t * 2 + 2 * T * h + 4 * T * V / t), EFF_GEMM);
   }
 }
 
@@ -323,7 +345,7 @@ int ts_work_ops(const ts_workload *w, const ts_gpu_model *gpu, uint32_t stage,
   work_derive(w, &c);
   if (stage >= c.pp || ep_rank >= c.ep || work_validate(w, NULL))
     return TS_EINVALID;
-  op_list L = {NULL, 0, 0, &c, gpu, 0, 0, 0, 0, 0, 0};
+  op_list L = {NULL, 0, 0, &c, gpu, 0, 0, 0, 0, 0, 0, false};
   double share = c.experts ? work_moe_rank_share(&c, ep_rank) : 0;
   uint32_t v = work_chunks(&c);
   for (uint32_t ch = 0; ch < v; ch++) chunk_ops(&L, stage, ch, share, true);

@@ -18,6 +18,7 @@ enum { WORK_GPIPE, WORK_1F1B, WORK_INTERLEAVED, WORK_DUALPIPE };
 enum { WORK_RC_NONE, WORK_RC_SELECTIVE, WORK_RC_FULL };
 enum { WORK_GRAD_FP32, WORK_GRAD_BF16 };
 enum { WORK_ATTN_CAUSAL, WORK_ATTN_FULL };
+enum { WORK_POS_LEARNED, WORK_POS_ROPE };
 enum { WORK_DP_ZERO, WORK_DP_FSDP, WORK_DP_HSDP };
 
 /* Dimensions of the order string; WORK_D_EDP is the "dp" token: the part
@@ -28,6 +29,7 @@ typedef struct work_cfg {
   /* model */
   uint32_t layers, hidden, ffn_hidden, heads, kv_heads, head_dim, seq_len;
   uint32_t vocab, dtype, activation;
+  uint32_t pos_emb; /* WORK_POS_LEARNED (added once at the embedding) or _ROPE */
   uint32_t experts, top_k, expert_ffn_hidden, shared_experts, node_limit;
   uint32_t moe_freq, first_dense;
   uint32_t attention, window, full_every; /* mask, sliding window, every k-th layer global */
@@ -125,6 +127,9 @@ double work_fp8_gemm_rel(void);
  * computes that the mask keeps (128 x 128 blocks, the diagonal ones run
  * whole): (s + 1) / (s + 128) for a causal layer, 1 otherwise. */
 double work_attn_block_eff(const work_cfg *c, uint32_t layer);
+/* Attention efficiency factor of dropout inside the fused kernel: 1 / 1.034
+ * with `dropout` and FlashAttention, else 1 (work_eff.c). */
+double work_attn_dropout_eff(const work_cfg *c);
 /* Transformer Engine's amax history length (DelayedScaling default). */
 #define WORK_FP8_AMAX_HISTORY 1024.0
 /* HBM bytes of the FP8 casts around one GEMM (work_eff.c): 4 bytes per

@@ -8,6 +8,7 @@
  *   topology: FILE                    relative to this file
  *   model:       {layers, hidden, heads, seq_len, vocab (required);
  *                 ffn_hidden, kv_heads, head_dim, dtype, activation,
+ *                 position_embedding,
  *                 experts, top_k, expert_ffn_hidden, shared_experts,
  *                 capacity_factor, routing_skew, node_limited_routing,
  *                 moe_layer_frequency, first_dense_layers, attention,
@@ -51,6 +52,7 @@ typedef struct field {
 
 static const char *const dtypes[] = {"bf16", "fp8", NULL};
 static const char *const acts[] = {"gelu", "swiglu", NULL};
+static const char *const posembs[] = {"learned", "rope", NULL};
 static const char *const scheds[] = {"gpipe", "1f1b", "interleaved",
                                      "dualpipe", NULL};
 static const char *const recomps[] = {"none", "selective", "full", NULL};
@@ -75,6 +77,7 @@ static const field fields[] = {
     U("model", "vocab", vocab, 1, BIG),
     E("model", "dtype", dtype, dtypes),
     E("model", "activation", activation, acts),
+    E("model", "position_embedding", pos_emb, posembs),
     U("model", "experts", experts, 0, 1u << 20),
     U("model", "top_k", top_k, 1, 1u << 20),
     U("model", "expert_ffn_hidden", expert_ffn_hidden, 1, BIG),
