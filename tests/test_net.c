@@ -830,6 +830,47 @@ static void test_alone_closed_form(void **state) {
   w_free(&w);
 }
 
+/* Directions one flow alone crosses (net_flow.c, fill_push): only the
+ * least of them enters the filling's heap. A crosses P2 (12 GB/s), P1
+ * (10) and L (30); B crosses Q (40) and L. P1, P2 and Q carry one flow
+ * each: A is frozen at P1's 10 GB/s (P2 never pops), B gets L's 30 - 10
+ * = 20 GB/s (Q's 40 is not its bottleneck). A (10 MB) ends at 1 ms; B
+ * has 50 - 20 = 30 MB left, now 30 GB/s alone on L: ends at 2 ms.
+ * Solves: t = 0 (2 flows), 1 ms (B, its bottleneck L dirty): 3 flows
+ * touched. The full re-solve (every direction on the heap) agrees within
+ * 1 ps. */
+static void private_run(int full, ts_time_ps *out, ts_net_stats *st) {
+  world w;
+  ts_topo *t = tg_new(5);
+  tg_link(t, 0, 1, 12 * GBs, 0);
+  tg_link(t, 1, 2, 10 * GBs, 0);
+  tg_link(t, 2, 3, 30 * GBs, 0);
+  tg_link(t, 4, 2, 40 * GBs, 0);
+  ts_net_config c;
+  ts_net_config_default(&c);
+  c.full_solve = full;
+  tg_done_cfg(&w, t, &c);
+  uint32_t a[] = {0, 2, 4}, b[] = {6, 4};
+  send1(&w, a, 3, 10000000, 0, 0);
+  send1(&w, b, 2, 50000000, 0, 1);
+  run(&w);
+  ts_net_stats_get(w.net, st);
+  memcpy(out, w.done, 2 * sizeof *out);
+  w_free(&w);
+}
+
+static void test_private_dirs(void **state) {
+  ts_time_ps a[2], b[2];
+  ts_net_stats sa, sb;
+  private_run(0, a, &sa);
+  private_run(1, b, &sb);
+  assert_int_equal(a[0], 1000 * US);
+  assert_int_equal(a[1], 2000 * US);
+  assert_int_equal(sa.solves, 2);
+  assert_int_equal(sa.flows_touched, 3);
+  for (int i = 0; i < 2; i++) assert_true(a[i] + 1 >= b[i] && b[i] + 1 >= a[i]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_single_link_exact),
@@ -855,6 +896,7 @@ int main(void) {
       cmocka_unit_test(test_local_expand),
       cmocka_unit_test(test_local_fallback),
       cmocka_unit_test(test_tie_level),
+      cmocka_unit_test(test_private_dirs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
