@@ -507,6 +507,45 @@ static void solver_step(int full, int nolocal, const ts_route_state *st,
   if (ts_step_run(w, t, m, &o, r, &d)) fail_msg("step: %s", d.msg);
 }
 
+/* A skewed-MoE case: fabric text with its compute-node line replaced by
+ * `nodes` (same length), the workload, its mapping, and with `degrade`
+ * leaf su1-r0 at half bandwidth. */
+typedef struct {
+  ts_topo *t;
+  ts_workload *w;
+  ts_mapping *m;
+  ts_route_state *st;
+} moe_case;
+
+static moe_case moe_case_load(const char *fabric, const char *nodes,
+                              const char *workload, int degrade) {
+  moe_case k = {0};
+  char *fab = strdup(fabric);
+  char *c = strstr(fab, "count: 8, per_rack: 4, per_su: 4");
+  assert_non_null(c);
+  assert_int_equal(strlen(nodes), 32);
+  memcpy(c, nodes, 32);
+  ts_diag d;
+  ts_diag_clear(&d);
+  if (tu_load_text(fab, &k.t, &d)) fail_msg("topology: %s", d.msg);
+  free(fab);
+  k.w = load_work(workload);
+  if (ts_work_map(k.w, k.t, &k.m, &d)) fail_msg("map: %s", d.msg);
+  if (degrade) {
+    assert_int_equal(ts_route_state_new(k.t, &k.st), 0);
+    assert_int_equal(ts_route_degrade_by_name(k.st, k.t, "compute/leaf-su1-r0",
+                                              0.5, &d), 0);
+  }
+  return k;
+}
+
+static void moe_case_free(moe_case *k) {
+  ts_route_state_free(k->st);
+  ts_mapping_free(k->m);
+  ts_workload_free(k->w);
+  ts_topo_free(k->t);
+}
+
 static void localized_solver_moe(void **state) {
   (void)state;
   static const char *y =
@@ -517,28 +556,12 @@ static void localized_solver_moe(void **state) {
       "training: {global_batch: 32, micro_batch: 1, schedule: 1f1b}\n"
       "parallelism: {tp: 1, pp: 1, dp: 16, ep: 16, gpus: 16}\n";
   for (int degrade = 0; degrade < 2; degrade++) {
-    char *fab = strdup(FOLD_FABRIC("2", "      spine: {radix: 40}\n"));
-    char *c = strstr(fab, "count: 8, per_rack: 4, per_su: 4");
-    assert_non_null(c);
-    memcpy(c, "count: 2, per_rack: 1, per_su: 1", 32);
-    ts_topo *t = NULL;
-    ts_diag d;
-    ts_diag_clear(&d);
-    if (tu_load_text(fab, &t, &d)) fail_msg("topology: %s", d.msg);
-    free(fab);
-    ts_workload *w = load_work(y);
-    ts_mapping *m = NULL;
-    if (ts_work_map(w, t, &m, &d)) fail_msg("map: %s", d.msg);
-    ts_route_state *st = NULL;
-    if (degrade) {
-      assert_int_equal(ts_route_state_new(t, &st), 0);
-      assert_int_equal(ts_route_degrade_by_name(st, t, "compute/leaf-su1-r0",
-                                                0.5, &d), 0);
-    }
+    moe_case k = moe_case_load(FOLD_FABRIC("2", "      spine: {radix: 40}\n"),
+                               "count: 2, per_rack: 1, per_su: 1", y, degrade);
     ts_step_result loc, walk, full;
-    solver_step(0, 0, st, w, t, m, &loc);
-    solver_step(0, 1, st, w, t, m, &walk);
-    solver_step(1, 0, st, w, t, m, &full);
+    solver_step(0, 0, k.st, k.w, k.t, k.m, &loc);
+    solver_step(0, 1, k.st, k.w, k.t, k.m, &walk);
+    solver_step(1, 0, k.st, k.w, k.t, k.m, &full);
     same_step(&loc, &walk);
     ts_time_ps tol = 1 + loc.net.flows_started / 10000;
     for (uint32_t r = 0; r < loc.ranks; r++) {
@@ -551,10 +574,7 @@ static void localized_solver_moe(void **state) {
     ts_step_result_free(&loc);
     ts_step_result_free(&walk);
     ts_step_result_free(&full);
-    ts_route_state_free(st);
-    ts_mapping_free(m);
-    ts_workload_free(w);
-    ts_topo_free(t);
+    moe_case_free(&k);
   }
 }
 
@@ -581,27 +601,11 @@ static void quiet_ep_moe(void **state) {
       "training: {global_batch: 64, micro_batch: 1, schedule: 1f1b}\n"
       "parallelism: {tp: 1, pp: 2, dp: 16, ep: 16, gpus: 32}\n";
   for (int degrade = 0; degrade < 2; degrade++) {
-    char *fab = strdup(fold_2tier);
-    char *c = strstr(fab, "count: 8, per_rack: 4, per_su: 4");
-    assert_non_null(c);
-    memcpy(c, "count: 4, per_rack: 2, per_su: 2", 32);
-    ts_topo *t = NULL;
-    ts_diag d;
-    ts_diag_clear(&d);
-    if (tu_load_text(fab, &t, &d)) fail_msg("topology: %s", d.msg);
-    free(fab);
-    ts_workload *w = load_work(y);
-    ts_mapping *m = NULL;
-    if (ts_work_map(w, t, &m, &d)) fail_msg("map: %s", d.msg);
-    ts_route_state *st = NULL;
-    if (degrade) {
-      assert_int_equal(ts_route_state_new(t, &st), 0);
-      assert_int_equal(ts_route_degrade_by_name(st, t, "compute/leaf-su1-r0",
-                                                0.5, &d), 0);
-    }
+    moe_case k = moe_case_load(fold_2tier, "count: 4, per_rack: 2, per_su: 2",
+                               y, degrade);
     ts_step_result fast, exact;
-    step(w, t, m, st, 0, &fast);
-    step(w, t, m, st, 1, &exact);
+    step(k.w, k.t, k.m, k.st, 0, &fast);
+    step(k.w, k.t, k.m, k.st, 1, &exact);
     same_step(&fast, &exact);
     assert_true(fast.replayed > 0);
     assert_true(fast.net.flows_started < exact.net.flows_started);
@@ -617,10 +621,7 @@ static void quiet_ep_moe(void **state) {
     assert_true(fast.memo_runs > 0);
     ts_step_result_free(&fast);
     ts_step_result_free(&exact);
-    ts_route_state_free(st);
-    ts_mapping_free(m);
-    ts_workload_free(w);
-    ts_topo_free(t);
+    moe_case_free(&k);
   }
 }
 
