@@ -227,7 +227,8 @@ typedef struct exec_fast {
   ts_time_ps *base_busy;
   uint64_t runs, hits;
   uint64_t shared;                /* memos renamed from an image's */
-  exec_memo **memos;              /* every memo made (borrowed) */
+  exec_memo **memos;              /* every memo run in isolation, the
+                                     images' sources (borrowed) */
   uint32_t nmemos, capmemos;
   uint32_t *map, *rmap, *mst, *rst, stamp; /* direction bijection scratch */
   ts_path *pa;                    /* one path set of the earlier plan */

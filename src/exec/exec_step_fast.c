@@ -497,11 +497,10 @@ static int memo_share(exec_fast *F, const ts_coll_plan *plan, uint64_t sig,
     int rc = is_image(F, A, plan, d);
     if (rc == 0) continue;
     if (rc < 0 || rc > 1) return rc;
+    /* not kept for later searches: an image of M is one of A (the
+     * renamings compose, order kept), found at A first */
     exec_memo *M = memo_rename(F, A, plan);
-    if (!M || memo_keep(F, M)) {
-      exec_memo_free(M);
-      return TS_ENOMEM;
-    }
+    if (!M) return TS_ENOMEM;
     F->shared++;
     *out = M;
     return 1;
