@@ -320,52 +320,107 @@ static void check_volume_term(ts_workload *w, const ts_topo *t,
  * one host (counted from ts_work_map's labels), K < p: all-reduce S,
  * all-gather and reduce-scatter S (p-K)/p, over host_in. The bound is
  * the larger of that and the volume term. A reduce-scatter counted at its
- * own shard S/p (the bound before), or p - 1 for p - K, fails. */
+ * own shard S/p (the bound before), or p - 1 for p - K, fails.
+ *
+ * The host fluid terms too (docs/model.md "Host fluid"), with the layout
+ * facts also read from the labels: when every TP group sits on one host,
+ * the TP group's instances of each non-TP stream go through one fluid
+ * server of host_in per direction (tp S (p-K)/p in the major direction,
+ * tp S/p in the other, all-reduce tp S each way), released at the issue
+ * time; hi, the latest member's time, takes a stream's server time at a
+ * wait, gains compute, and starts a TP instance; when every host holds n
+ * ranks of one stage, the host's instances (ceil(n/K) groups) up to the
+ * last one waited for per stream go through one server per direction
+ * whose end bounds the step. *fluid counts mappings the fluid lifts. */
 static void check_replay_host(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
-                              double host_in, uint32_t *verified) {
+                              double host_in, uint32_t *verified, uint32_t *fluid) {
   ts_diag d;
   ts_diag_clear(&d);
   ts_mapping *map = NULL;
   assert_int_equal(ts_sweep_apply(w, m, 16, &d), 0);
   assert_int_equal(ts_work_map(w, t, &map, &d), 0);
-  uint32_t p[TS_GROUP_COUNT], K[TS_GROUP_COUNT];
+  uint32_t p[TS_GROUP_COUNT], K[TS_GROUP_COUNT], R = ts_mapping_ranks(map), n = 0;
+  bool tp_whole = true, one_stage = true;
   for (int g = 0; g < TS_GROUP_COUNT; g++) {
     p[g] = ts_mapping_group_size(map, (ts_group)g);
     K[g] = 0;
-    for (uint32_t a = 0; a < ts_mapping_ranks(map); a++) {
+    for (uint32_t a = 0; a < R; a++) {
       const ts_rank_label *la = ts_mapping_rank(map, a);
-      uint32_t k = 0;
-      for (uint32_t b = 0; b < ts_mapping_ranks(map); b++) {
+      uint32_t k = 0, on = 0;
+      for (uint32_t b = 0; b < R; b++) {
         const ts_rank_label *lb = ts_mapping_rank(map, b);
         k += lb->host == la->host && lb->group[g] == la->group[g];
+        on += lb->host == la->host;
+        if (lb->host == la->host && lb->index[TS_GROUP_PP] != la->index[TS_GROUP_PP])
+          one_stage = false;
+        if (lb->group[TS_GROUP_TP] == la->group[TS_GROUP_TP] && lb->host != la->host)
+          tp_whole = false;
       }
       if (k > K[g]) K[g] = k;
+      if (!a) n = on;
+      if (on != n) one_stage = false;
     }
   }
   ts_step_progs P;
   assert_int_equal(ts_step_compile(w, t, map, &P, &d), 0);
   assert_int_equal(P.nprogs, 1);
   const ts_step_prog *pr = &P.prog[0];
-  ts_time_ps now = 0, free_at[TS_GROUP_COUNT] = {0}, *end[TS_GROUP_COUNT];
-  uint32_t rs = 0;
-  for (int g = 0; g < TS_GROUP_COUNT; g++)
+  ts_time_ps now = 0, hi = 0, free_at[TS_GROUP_COUNT] = {0}, *end[TS_GROUP_COUNT];
+  ts_time_ps *tpend[TS_GROUP_COUNT], tpe[TS_GROUP_COUNT][2] = {{0}}, he[2] = {0, 0};
+  uint32_t rs = 0, last[TS_GROUP_COUNT] = {0}, tp = p[TS_GROUP_TP];
+  for (int g = 0; g < TS_GROUP_COUNT; g++) {
     assert_non_null(end[g] = calloc(pr->nords[g] + 1, sizeof *end[g]));
+    assert_non_null(tpend[g] = calloc(pr->nords[g] + 1, sizeof *tpend[g]));
+  }
+  for (uint32_t i = 0; i < pr->n; i++)
+    if (pr->ins[i].op == TS_SI_WAIT && pr->ins[i].ord + 1 > last[pr->ins[i].group])
+      last[pr->ins[i].group] = pr->ins[i].ord + 1;
   for (uint32_t i = 0; i < pr->n; i++) {
     const ts_step_ins *in = &pr->ins[i];
     uint32_t g = in->group;
-    if (in->op == TS_SI_COMP) now += in->val;
+    if (in->op == TS_SI_COMP) now += in->val, hi += in->val;
     if (in->op == TS_SI_COLL) {
       double bytes = 0, S = (double)in->val;
-      if (in->kind == TS_COLL_ALL_REDUCE) bytes = S;
-      if (in->kind == TS_COLL_ALL_GATHER || in->kind == TS_COLL_REDUCE_SCATTER)
-        bytes = S * (p[g] - K[g]) / p[g];
-      ts_time_ps lb = p[g] > 1 && K[g] < p[g] ? (ts_time_ps)(bytes / host_in * 1e12) : 0;
+      bool ar = in->kind == TS_COLL_ALL_REDUCE, ag = in->kind == TS_COLL_ALL_GATHER;
+      bool rsc = in->kind == TS_COLL_REDUCE_SCATTER, span = p[g] > 1 && K[g] && K[g] < p[g];
+      if (ar) bytes = S;
+      if (ag || rsc) bytes = S * (p[g] - K[g]) / p[g];
+      ts_time_ps lb = span ? (ts_time_ps)(bytes / host_in * 1e12) : 0;
       ts_time_ps st = now > free_at[g] ? now : free_at[g];
+      if (tp_whole && g == TS_GROUP_TP && hi > st) st = hi;
       end[g][in->ord] = free_at[g] = st + lb;
-      rs += in->kind == TS_COLL_REDUCE_SCATTER && g == TS_GROUP_GRAD && lb > 0;
+      rs += rsc && g == TS_GROUP_GRAD && lb > 0;
+      /* in (0) and out (1) of the TP group's groups, then of the host's */
+      double x[2][2] = {{0, 0}, {0, 0}}, c[2] = {tp, (double)((n + K[g] - 1) / (K[g] ? K[g] : 1))};
+      double major[2] = {tp * (double)(p[g] - K[g]) / p[g], c[1] - (double)n / p[g]};
+      double minor[2] = {(double)tp / p[g], (double)n / p[g]};
+      for (int v = 0; v < 2; v++) {
+        if (ar) x[v][0] = x[v][1] = S * c[v];
+        if (ag) x[v][0] = S * major[v], x[v][1] = S * minor[v];
+        if (rsc) x[v][1] = S * major[v], x[v][0] = S * minor[v];
+      }
+      bool fix = g == TS_GROUP_CP || g == TS_GROUP_EP || g == TS_GROUP_DP ||
+                 g == TS_GROUP_GRAD || g == TS_GROUP_EXPERT_GRAD;
+      for (int dir = 0; span && dir < 2; dir++) {
+        if (tp_whole && tp > 1 && fix && x[0][dir] > 0) {
+          if (now > tpe[g][dir]) tpe[g][dir] = now;
+          tpe[g][dir] += (ts_time_ps)(x[0][dir] / host_in * 1e12);
+        }
+        if (one_stage && in->ord < last[g] && x[1][dir] > 0) {
+          if (now > he[dir]) he[dir] = now;
+          he[dir] += (ts_time_ps)(x[1][dir] / host_in * 1e12);
+        }
+      }
+      tpend[g][in->ord] = tpe[g][0] > tpe[g][1] ? tpe[g][0] : tpe[g][1];
     }
     if (in->op == TS_SI_WAIT && end[g][in->ord] > now) now = end[g][in->ord];
+    if (in->op == TS_SI_WAIT && tpend[g][in->ord] > hi) hi = tpend[g][in->ord];
+    if (now > hi) hi = now;
   }
+  ts_time_ps plain = now, all = now;
+  if (hi > all) all = hi;
+  if (he[0] > all) all = he[0];
+  if (he[1] > all) all = he[1];
   ts_step_bound_params bp;
   memset(&bp, 0, sizeof bp);
   bp.host_in_bps = host_in;
@@ -373,12 +428,14 @@ static void check_replay_host(ts_workload *w, const ts_topo *t, const ts_sweep_m
   ts_time_ps vol = ts_work_step_bound_volume(w, gpu_of(t), &bp), b;
   uint64_t key[2];
   assert_int_equal(ts_sweep_bound(w, t, m, 16, 0, host_in, &b, key, &d), 0);
-  if (b != (now > vol ? now : vol))
-    fail_msg("tp %u dp %u z%u: replay bound %llu ps, recomputed %llu ps "
-             "(volume %llu ps)", m->tp, m->dp, m->zero, (unsigned long long)b,
-             (unsigned long long)now, (unsigned long long)vol);
+  if (b != (all > vol ? all : vol))
+    fail_msg("tp %u cp %u dp %u z%u: replay bound %llu ps, recomputed %llu ps "
+             "(volume %llu ps, without the fluid %llu ps)", m->tp, m->cp, m->dp,
+             m->zero, (unsigned long long)b, (unsigned long long)all,
+             (unsigned long long)vol, (unsigned long long)plain);
   *verified += rs > 0 && now > vol;
-  for (int g = 0; g < TS_GROUP_COUNT; g++) free(end[g]);
+  *fluid += all > plain && all > vol;
+  for (int g = 0; g < TS_GROUP_COUNT; g++) free(end[g]), free(tpend[g]);
   ts_step_progs_free(&P);
   ts_mapping_free(map);
 }
@@ -469,6 +526,7 @@ static void test_bound_below_step(void **state) {
   }
   uint32_t above_free = 0, quick_tp = 0, quick_z3 = 0, quick_host = 0;
   uint32_t quick_host_exact = 0, volume_exact = 0, horizons = 0, replay_rs = 0;
+  uint32_t fluid = 0;
   for (uint32_t i = 0; i < z.n; i++) {
     ts_time_ps b0, b;
     uint64_t key[2];
@@ -507,7 +565,7 @@ static void test_bound_below_step(void **state) {
       check_host_term(w, t, &z.maps[i], host_in, &quick_host_exact);
     if (z.maps[i].pp == 1 && z.maps[i].dp > 1 && z.maps[i].tp * z.maps[i].dp > 8) {
       check_volume_term(w, t, &z.maps[i], host_in, &volume_exact);
-      check_replay_host(w, t, &z.maps[i], host_in, &replay_rs);
+      check_replay_host(w, t, &z.maps[i], host_in, &replay_rs, &fluid);
     }
     quick_tp += z.maps[i].tp > 1 && qc > q;
     quick_z3 += z.maps[i].tp == 1 && z.maps[i].zero >= 3 && qc > q;
@@ -567,6 +625,9 @@ static void test_bound_below_step(void **state) {
   /* the replay's host terms to the ps on the same mappings, decided by a
    * ZeRO 1 or 2 gradient reduce-scatter's egress on some of them */
   assert_true(replay_rs > 0);
+  /* the host fluid lifts some of them (ZeRO 2's reduce-scatter every
+   * micro-batch through the TP group's or the host's NICs) */
+  assert_true(fluid > 0);
   for (int k = 0; k < 4; k++) ts_faults_free(&f[k]);
   ts_sweep_set_free(&z);
   ts_topo_free(t);
@@ -577,8 +638,12 @@ static void test_bound_below_step(void **state) {
  * pp 1, tp, cp and ZeRO varied. On every mapping whose CP or gradient
  * groups leave their host (tp cp > 8, or tp cp dp > 8 with dp > 1), the
  * term equals the bytes recomputed from the program (check_volume_term),
- * and the closed form and the replay with it stay below the simulated
- * step, healthy and with a leaf switch failed. */
+ * the replay with the host fluid terms equals its recomputation to the ps
+ * (check_replay_host; the fluid lifts it above the other terms on some,
+ * the CP all-gathers of a TP group that fills a host sharing its NICs),
+ * and the closed form and the replay stay below the simulated step,
+ * healthy, with a leaf switch failed, one GPU's links degraded to 0.3 and
+ * a 1.5x straggler. */
 static void test_volume_cp(void **state) {
   (void)state;
   ts_workload *w = load_w(TINY);
@@ -596,40 +661,52 @@ static void test_volume_cp(void **state) {
   const uint32_t *ids;
   double ingress = ts_sweep_ingress(t, ts_topo_gpus(t, &ids));
   double host_in = ts_sweep_host_ingress(t, 16);
-  ts_faults f;
-  ts_faults_init(&f);
-  assert_int_equal(ts_faults_add(&f, TS_FAULT_FAIL, "compute/leaf-su0-r0", "--x", &d), 0);
-  assert_int_equal(ts_faults_resolve(&f, t, &d), 0);
-  uint32_t cp_span = 0, verified = 0;
+  ts_faults f[4];
+  static const char *const what[4][2] = {
+      {NULL, NULL}, {"fail", "compute/leaf-su0-r0"},
+      {"degrade", "dgx1/gpu0=0.3"}, {"straggler", "dgx0/gpu3=1.5"}};
+  for (int k = 0; k < 4; k++) {
+    ts_faults_init(&f[k]);
+    if (!what[k][0]) continue;
+    ts_fault_kind kind = !strcmp(what[k][0], "fail") ? TS_FAULT_FAIL
+                         : !strcmp(what[k][0], "degrade") ? TS_FAULT_DEGRADE
+                                                          : TS_FAULT_STRAGGLER;
+    assert_int_equal(ts_faults_add(&f[k], kind, what[k][1], "--x", &d), 0);
+    assert_int_equal(ts_faults_resolve(&f[k], t, &d), 0);
+  }
+  uint32_t cp_span = 0, verified = 0, rs = 0, fluid = 0, fluid_cp = 0;
   for (uint32_t i = 0; i < z.n; i++) {
     const ts_sweep_map *m = &z.maps[i];
     bool cp = m->cp > 1 && m->tp * m->cp > 8, grad = m->dp * m->cp > 1 && m->tp * m->cp * m->dp > 8;
     if (!cp && !grad) continue;
     cp_span += cp;
-    uint32_t before = verified;
+    uint32_t before = verified, fl = fluid;
     check_volume_term(w, t, m, host_in, &verified);
     assert_int_equal(verified, before + 1); /* > 0 on each of them */
+    check_replay_host(w, t, m, host_in, &rs, &fluid);
+    fluid_cp += cp && fluid > fl;
     ts_time_ps q, b;
     uint64_t key[2];
     assert_int_equal(ts_sweep_bound_quick(w, t, m, 16, ingress, host_in, &q, &d), 0);
     assert_int_equal(ts_sweep_bound(w, t, m, 16, ingress, host_in, &b, key, &d), 0);
     assert_true(q <= b);
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 4; k++) {
       ts_step_opts o;
       ts_step_opts_default(&o);
-      o.faults = k ? &f : NULL;
+      o.faults = what[k][0] ? &f[k] : NULL;
       ts_sweep_row r;
       memset(&r, 0, sizeof r);
       ts_sweep_simulate(w, t, m, 16, &o, &r);
       assert_int_equal(r.status, 0);
       if (!((double)b / 1e12 <= r.step_s))
-        fail_msg("tp %u cp %u dp %u z%u%s: bound %.9f s > step %.9f s", m->tp,
-                 m->cp, m->dp, m->zero, k ? " (leaf failed)" : "",
+        fail_msg("tp %u cp %u dp %u z%u (%s): bound %.9f s > step %.9f s", m->tp,
+                 m->cp, m->dp, m->zero, what[k][0] ? what[k][0] : "plain",
                  (double)b / 1e12, r.step_s);
     }
   }
   assert_true(cp_span >= 3);
-  ts_faults_free(&f);
+  assert_true(fluid_cp > 0);
+  for (int k = 0; k < 4; k++) ts_faults_free(&f[k]);
   ts_sweep_set_free(&z);
   ts_topo_free(t);
   ts_workload_free(w);

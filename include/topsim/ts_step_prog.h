@@ -103,12 +103,15 @@ typedef struct ts_step_bound_params {
   double host_in_bps;
   uint32_t host_members[TS_GROUP_COUNT];
   uint32_t host_gpus;
+  uint32_t host_flags; /* TS_HOST_* facts of the layout (ts_work.h), 0:
+                          none assumed (no host fluid terms) */
 } ts_step_bound_params;
 
 /* A lower bound on the step time ts_step_run gives for these programs
  * under any faults, stragglers, fidelity and contention: compute segments
  * at their time, collectives at bytes a member must receive / ingress,
- * sends free, in program order with the pipeline's dependencies
+ * sends free, in program order with the pipeline's dependencies, and the
+ * bytes that must cross one host's links in release-date order
  * (src/work/work_bound.c proves it). 0 with *out set, TS_ENOMEM, or
  * TS_EINTERNAL (a receive no program sends to). */
 int ts_step_bound(const ts_step_progs *p, const ts_step_bound_params *bp,

@@ -210,6 +210,17 @@ void ts_mapping_free(ts_mapping *m); /* NULL is fine */
  * host, a layout that does not fit). 0 or TS_ENOMEM. */
 int ts_work_host_members(const ts_workload *w, const ts_topo *t,
                          uint32_t out[TS_GROUP_COUNT], uint32_t *host_gpus);
+/* Shape of that layout (ts_work_host_layout's flags). */
+enum {
+  TS_HOST_TP_WHOLE = 1,  /* every TP group has all its members on one host */
+  TS_HOST_ONE_STAGE = 2  /* every host with ranks holds *host_gpus of them,
+                            all of one pipeline stage */
+};
+/* ts_work_host_members, and *flags the TS_HOST_* facts that hold (0 where
+ * the layout is unknown). 0 or TS_ENOMEM. */
+int ts_work_host_layout(const ts_workload *w, const ts_topo *t,
+                        uint32_t out[TS_GROUP_COUNT], uint32_t *host_gpus,
+                        uint32_t *flags);
 /* The layout checks of ts_work_map that need no topology (divisibility of
  * heads, sequence, layers, batch; experts): 0 or TS_EINVALID naming the
  * constraint. Cheap: no allocation. */

@@ -230,7 +230,8 @@ int ts_sweep_bound(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
       bp.group_size[g] = ts_mapping_group_size(map, (ts_group)g);
     bp.ingress_bps = ingress_bps;
     bp.host_in_bps = host_in_bps;
-    rc = ts_work_host_members(w, t, bp.host_members, &bp.host_gpus);
+    rc = ts_work_host_layout(w, t, bp.host_members, &bp.host_gpus, &bp.host_flags);
+    if (getenv("TOPSIM_SWEEP_NO_FLUID")) bp.host_flags = 0; /* measured in docs */
     if (!rc) rc = ts_step_bound(&P, &bp, out);
     const ts_gpu_model *g = one_model(t, gpus);
     ts_time_ps vol = rc || !g ? 0 : ts_work_step_bound_volume(w, g, &bp);

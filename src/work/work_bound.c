@@ -50,6 +50,40 @@
  * every host); lb is the larger of the two terms, each a lower bound on
  * the instance's time from its start.
  *
+ * Host fluid terms (bp->host_flags; docs/model.md "Host fluid"). The
+ * bytes an instance must move across a host H's cut (the host term's
+ * counts above) cannot start crossing before the instance starts, which
+ * is at or after every member's issue time, and H's cut carries at most
+ * host_in per direction. For a set of such jobs j released at r_j with
+ * b_j bytes each way, the time all have ended is at least the makespan of
+ * one machine of speed host_in with release dates and preemption,
+ * max_k (r_k + sum_{r_j >= r_k} b_j / host_in), which the recursion
+ * E = max(r, E) + b / host_in computes exactly when jobs come in
+ * nondecreasing r (program order: the replayed issue time t only grows).
+ * Two sets are used, each direction on its own machine:
+ *  - TS_HOST_TP_WHOLE: the tp members of a TP group, all on one host and
+ *    all running this program, are in tp distinct groups of every kind
+ *    that fixes the tp coordinate (CP, EP, DP, gradients), each with at
+ *    most K members on H: the k-th instance of such a stream, summed over
+ *    the TP group, moves >= tp S (p-K)/p in the major direction (all-
+ *    gather in, reduce-scatter out) and >= tp S/p in the other (all-
+ *    reduce: tp S each way). A stream's instances end in order, so once
+ *    every member waited for its k-th instance, the latest member's time
+ *    is >= E_k of that stream's first k jobs. hi, a lower bound on the
+ *    latest member's time at the same instruction, takes it; a compute
+ *    segment adds its time to hi too (every member runs it for at least
+ *    that), and a TP collective starts at the last member's arrival, so
+ *    at or after hi: this is how the CP all-gathers of the 8 ranks of a
+ *    DGX, which share its NICs, reach every rank's time.
+ *  - TS_HOST_ONE_STAGE: every host holds n = host_gpus ranks of one stage
+ *    (so running this program), in m >= ceil(n/K) distinct groups of the
+ *    kind (sum of their members on H = n): an instance moves >= S (m -
+ *    n/p) in the major direction and S n/p in the other (all-reduce S m
+ *    each way). Every instance up to the last one waited for on its
+ *    stream ends before its member's program does, so the step is >= E
+ *    over all of them, all streams on one machine per direction (their
+ *    bytes are different data).
+ *
  * Cost: O(programs x program length) per call, plus O(passes x programs)
  * for RECVs met before their SEND was replayed. */
 #include <stdlib.h>
@@ -62,9 +96,63 @@
 typedef struct bound_prog {
   uint32_t pc;
   ts_time_ps t;
+  ts_time_ps hi;                    /* <= the latest TP member's time */
   ts_time_ps free_at[TS_GROUP_COUNT];
   ts_time_ps *end[TS_GROUP_COUNT]; /* [ordinal]: instance end */
+  ts_time_ps *tp_end[TS_GROUP_COUNT]; /* [ordinal]: the TP group's E_k */
+  ts_time_ps tp_e[TS_GROUP_COUNT][2];  /* running E per stream, in/out */
+  ts_time_ps host_e[2];               /* the host's E, in/out */
+  uint32_t last_wait[TS_GROUP_COUNT]; /* 1 + last ordinal waited for */
 } bound_prog;
+
+/* Kinds whose groups fix the tp coordinate (TP members: distinct groups). */
+static bool fixes_tp(uint8_t g) {
+  return g == TS_GROUP_CP || g == TS_GROUP_EP || g == TS_GROUP_DP ||
+         g == TS_GROUP_GRAD || g == TS_GROUP_EXPERT_GRAD;
+}
+
+/* One job of b bytes released at r on a machine of speed cap (bytes/s):
+ * *e = max(r, *e) + b / cap, floored (a lower bound). */
+static void fluid_add(ts_time_ps *e, ts_time_ps r, double b, double cap) {
+  if (!(b > 0)) return;
+  if (r > *e) *e = r;
+  *e += (ts_time_ps)(b / cap * 1e12);
+}
+
+/* Bytes in (dir 0) and out (dir 1) of a host of instances of kind over
+ * groups of p members: groups of them counted, major and minor the sums
+ * of (p - k)/p and k/p over those groups (see above). */
+static void fluid_bytes(uint8_t kind, double S, double groups, double major,
+                        double minor, double b[2]) {
+  b[0] = b[1] = 0;
+  switch (kind) {
+  case TS_COLL_ALL_REDUCE: b[0] = b[1] = S * groups; break;
+  case TS_COLL_ALL_GATHER: b[0] = S * major, b[1] = S * minor; break;
+  case TS_COLL_REDUCE_SCATTER: b[1] = S * major, b[0] = S * minor; break;
+  default: break;
+  }
+}
+
+/* The fluid terms of one COLL issued at the program's time t. */
+static void fluid_coll(const ts_step_ins *in, const ts_step_bound_params *bp,
+                       bound_prog *b) {
+  uint8_t g = in->group;
+  uint32_t p = bp->group_size[g], K = bp->host_members[g], tp = bp->group_size[TS_GROUP_TP];
+  double cap = bp->host_in_bps, S = (double)in->val, x[2];
+  if (!(cap > 0) || p <= 1 || !K || K >= p) return;
+  if (bp->host_flags & TS_HOST_TP_WHOLE && tp > 1 && fixes_tp(g)) {
+    fluid_bytes(in->kind, S, tp, (double)tp * (p - K) / p, (double)tp / p, x);
+    for (int d = 0; d < 2; d++) fluid_add(&b->tp_e[g][d], b->t, x[d], cap);
+    ts_time_ps e = b->tp_e[g][0] > b->tp_e[g][1] ? b->tp_e[g][0] : b->tp_e[g][1];
+    b->tp_end[g][in->ord] = e;
+  }
+  uint32_t n = bp->host_gpus;
+  if (bp->host_flags & TS_HOST_ONE_STAGE && n && in->ord < b->last_wait[g]) {
+    double m = (double)((n + K - 1) / K);
+    fluid_bytes(in->kind, S, m, m - (double)n / p, (double)n / p, x);
+    for (int d = 0; d < 2; d++) fluid_add(&b->host_e[d], b->t, x[d], cap);
+  }
+}
 
 /* lb() of one instance of collective kind over p members of tensor size
  * val bytes: the larger of the GPU term (the rules above) and the host
@@ -98,19 +186,24 @@ static uint32_t advance(const ts_step_progs *P, uint32_t i, bound_prog *B,
   const ts_step_prog *pr = &P->prog[i];
   bound_prog *b = &B[i];
   uint32_t pc0 = b->pc;
+  bool tp_whole = bp->host_flags & TS_HOST_TP_WHOLE;
   while (b->pc < pr->n) {
     const ts_step_ins *in = &pr->ins[b->pc];
     switch (in->op) {
-    case TS_SI_COMP: b->t += in->val; break;
+    case TS_SI_COMP: b->t += in->val, b->hi += in->val; break;
     case TS_SI_COLL: {
       ts_time_ps s = b->t > b->free_at[in->group] ? b->t : b->free_at[in->group];
+      /* a TP instance starts at its last member's arrival */
+      if (tp_whole && in->group == TS_GROUP_TP && b->hi > s) s = b->hi;
       b->free_at[in->group] = s + coll_lb(in, bp);
       b->end[in->group][in->ord] = b->free_at[in->group];
+      fluid_coll(in, bp, b);
       break;
     }
     case TS_SI_WAIT: {
       ts_time_ps e = b->end[in->group][in->ord];
       if (e > b->t) b->t = e;
+      if (b->tp_end[in->group][in->ord] > b->hi) b->hi = b->tp_end[in->group][in->ord];
       break;
     }
     case TS_SI_SEND: {
@@ -126,6 +219,7 @@ static uint32_t advance(const ts_step_progs *P, uint32_t i, bound_prog *B,
       break;
     }
     }
+    if (b->t > b->hi) b->hi = b->t;
     b->pc++;
   }
   return b->pc - pc0;
@@ -138,10 +232,17 @@ int ts_step_bound(const ts_step_progs *P, const ts_step_bound_params *bp,
   ts_time_ps *ready = calloc((size_t)n * slots + 1, sizeof *ready);
   uint8_t *sent = calloc((size_t)n * slots + 1, 1);
   int rc = B && ready && sent ? 0 : TS_ENOMEM;
-  for (uint32_t i = 0; !rc && i < n; i++)
+  for (uint32_t i = 0; !rc && i < n; i++) {
     for (int g = 0; !rc && g < TS_GROUP_COUNT; g++)
-      if (!(B[i].end[g] = calloc(P->prog[i].nords[g] + 1, sizeof(ts_time_ps))))
+      if (!(B[i].end[g] = calloc(P->prog[i].nords[g] + 1, sizeof(ts_time_ps))) ||
+          !(B[i].tp_end[g] = calloc(P->prog[i].nords[g] + 1, sizeof(ts_time_ps))))
         rc = TS_ENOMEM;
+    for (uint32_t k = 0; !rc && k < P->prog[i].n; k++) {
+      const ts_step_ins *in = &P->prog[i].ins[k];
+      if (in->op == TS_SI_WAIT && in->ord + 1 > B[i].last_wait[in->group])
+        B[i].last_wait[in->group] = in->ord + 1;
+    }
+  }
   uint32_t left = n;
   while (!rc && left) {
     uint64_t moved = 0;
@@ -153,10 +254,16 @@ int ts_step_bound(const ts_step_progs *P, const ts_step_bound_params *bp,
     if (left && !moved) rc = TS_EINTERNAL; /* a RECV no program sends to */
   }
   ts_time_ps worst = 0;
-  for (uint32_t i = 0; !rc && i < n; i++)
-    if (B[i].t > worst) worst = B[i].t;
+  for (uint32_t i = 0; !rc && i < n; i++) {
+    const bound_prog *b = &B[i];
+    ts_time_ps e = b->t;
+    if (b->hi > e) e = b->hi;
+    if (b->host_e[0] > e) e = b->host_e[0];
+    if (b->host_e[1] > e) e = b->host_e[1];
+    if (e > worst) worst = e;
+  }
   for (uint32_t i = 0; B && i < n; i++)
-    for (int g = 0; g < TS_GROUP_COUNT; g++) free(B[i].end[g]);
+    for (int g = 0; g < TS_GROUP_COUNT; g++) free(B[i].end[g]), free(B[i].tp_end[g]);
   free(B);
   free(ready);
   free(sent);

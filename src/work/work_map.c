@@ -395,10 +395,43 @@ static void count_host_members(const int32_t *host, uint32_t n,
   *out = best;
 }
 
+/* The shape flags of ts_work_host_layout from the ranks' hosts, their
+ * pipeline coordinates and TP group ids (n ranks, host-major). */
+static uint32_t host_shape(const int32_t *host, const uint32_t *stage,
+                           const uint32_t *tp_id, uint32_t n, uint32_t host_gpus) {
+  uint32_t flags = TS_HOST_TP_WHOLE | TS_HOST_ONE_STAGE;
+  for (uint32_t lo = 0, r = 0; r <= n; r++) {
+    if (r < n && host[r] == host[lo]) {
+      if (stage[r] != stage[lo]) flags &= ~(uint32_t)TS_HOST_ONE_STAGE;
+      continue;
+    }
+    if (r - lo != host_gpus) flags &= ~(uint32_t)TS_HOST_ONE_STAGE;
+    lo = r;
+  }
+  /* a TP group's members: the first one's host for every member */
+  int32_t *first = malloc((size_t)n * sizeof *first);
+  if (!first) return 0;
+  for (uint32_t r = 0; r < n; r++) first[r] = -1;
+  for (uint32_t r = 0; r < n; r++) {
+    if (first[tp_id[r]] < 0) first[tp_id[r]] = host[r];
+    else if (first[tp_id[r]] != host[r]) flags &= ~(uint32_t)TS_HOST_TP_WHOLE;
+  }
+  free(first);
+  return flags;
+}
+
 int ts_work_host_members(const ts_workload *w, const ts_topo *t,
                          uint32_t out[TS_GROUP_COUNT], uint32_t *host_gpus) {
+  uint32_t flags;
+  return ts_work_host_layout(w, t, out, host_gpus, &flags);
+}
+
+int ts_work_host_layout(const ts_workload *w, const ts_topo *t,
+                        uint32_t out[TS_GROUP_COUNT], uint32_t *host_gpus,
+                        uint32_t *flags) {
   memset(out, 0, TS_GROUP_COUNT * sizeof *out);
   *host_gpus = 0;
+  *flags = 0;
   work_cfg c;
   work_derive(w, &c);
   int perm[WORK_D_COUNT];
@@ -412,8 +445,9 @@ int ts_work_host_members(const ts_workload *w, const ts_topo *t,
   uint32_t *cnt = calloc(n, sizeof *cnt);
   uint32_t *id = malloc((size_t)n * TS_GROUP_COUNT * sizeof *id);
   int32_t *host = malloc((size_t)n * sizeof *host);
-  if (!cnt || !id || !host) {
-    free(cnt), free(id), free(host);
+  uint32_t *stage = malloc((size_t)n * sizeof *stage);
+  if (!cnt || !id || !host || !stage) {
+    free(cnt), free(id), free(host), free(stage);
     return TS_ENOMEM;
   }
   uint32_t size[WORK_D_COUNT] = {c.tp, c.cp, c.ep, c.dp / c.ep, c.pp};
@@ -424,6 +458,8 @@ int ts_work_host_members(const ts_workload *w, const ts_topo *t,
       coord[perm[i]] = x % size[perm[i]];
       x /= size[perm[i]];
     }
+    stage[r] = coord[WORK_D_PP];
+    stage[r] = coord[WORK_D_PP];
     for (int g = 0; g < TS_GROUP_COUNT; g++) {
       uint32_t v = 0, vs = 1;
       for (int k = 0; k < WORK_D_COUNT; k++)
@@ -436,8 +472,10 @@ int ts_work_host_members(const ts_workload *w, const ts_topo *t,
       count_host_members(host, n, id + (size_t)g * n, cnt, &out[g]);
   for (uint32_t r = 0; out[TS_GROUP_TP] && r < n; r++) /* known layout */
     *host_gpus += host[r] == host[0];
+  if (*host_gpus) *flags = host_shape(host, stage, id + (size_t)TS_GROUP_TP * n, n, *host_gpus);
   free(cnt);
   free(id);
   free(host);
+  free(stage);
   return 0;
 }
