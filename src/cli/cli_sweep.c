@@ -565,7 +565,7 @@ static void copy_row(sweep_state *s, uint32_t j, uint32_t from) {
 }
 
 typedef struct sweep_run {
-  uint32_t *order, *list, *copies, *cand;
+  uint32_t *order, *list, *copies, *cand, *rlist; /* rlist: replay tasks */
   uint64_t *hz; /* [round position]: the simulation's horizon (ps) */
   uint8_t *done, *replayed;
   ts_sweep_row *res;
@@ -575,7 +575,7 @@ typedef struct sweep_run {
 
 static void run_free(sweep_run *R) {
   free(R->order), free(R->list), free(R->copies), free(R->done), free(R->res);
-  free(R->cand), free(R->replayed), free(R->hz);
+  free(R->cand), free(R->replayed), free(R->hz), free(R->rlist);
   free(R->memo.slot);
   for (int i = 0; i < MAX_TOPOS; i++) free(R->cut[i].mem), free(R->cut[i].best);
 }
@@ -599,17 +599,17 @@ static uint32_t next_candidates(sweep_state *s, sweep_run *R, int pareto) {
 static int replay(sweep_state *s, sweep_run *R, uint32_t nc) {
   uint32_t n = 0;
   for (uint32_t k = 0; k < nc; k++)
-    if (!R->replayed[R->cand[k]]) R->list[n++] = s->njobs + R->cand[k];
+    if (!R->replayed[R->cand[k]]) R->rlist[n++] = s->njobs + R->cand[k];
   if (!n || s->o->exhaustive) return CLI_JOBS_ROOT;
-  int role = cli_jobs_run_list(n, R->list, sizeof *R->res, run_task, fail_task,
+  int role = cli_jobs_run_list(n, R->rlist, sizeof *R->res, run_task, fail_task,
                                s, &s->o->jobs, R->res);
   if (role != CLI_JOBS_ROOT) return role;
   for (uint32_t k = 0; k < n; k++) {
-    ts_sweep_row *r = &s->rows[R->list[k] - s->njobs];
+    ts_sweep_row *r = &s->rows[R->rlist[k] - s->njobs];
     if (R->res[k].bound_s > r->bound_s) r->bound_s = R->res[k].bound_s;
     r->status = R->res[k].status;
     memcpy(r->key, R->res[k].key, sizeof r->key);
-    R->replayed[R->list[k] - s->njobs] = 1;
+    R->replayed[R->rlist[k] - s->njobs] = 1;
     s->nreplay++;
   }
   return CLI_JOBS_ROOT;
@@ -618,10 +618,8 @@ static int replay(sweep_state *s, sweep_run *R, uint32_t nc) {
 /* Of the candidates, those the tighter bounds still leave in go to the
  * simulation list, but a job whose key is simulated already copies that
  * row at once, and one whose key is in this round goes to copies. */
-static uint32_t pick_round(sweep_state *s, sweep_run *R, uint32_t nc,
+static uint32_t pick_round(sweep_state *s, sweep_run *R, uint32_t nc, uint32_t n,
                            uint32_t *ncopies, int pareto) {
-  uint32_t n = 0;
-  *ncopies = 0;
   for (uint32_t k = 0; k < nc; k++) {
     uint32_t j = R->cand[k];
     if (!s->o->exhaustive && excluded(s, &R->cut[s->rows[j].map.topo], j, pareto))
@@ -629,7 +627,7 @@ static uint32_t pick_round(sweep_state *s, sweep_run *R, uint32_t nc,
     if (!s->o->exhaustive && !s->rows[j].status) {
       uint32_t *sl = memo_find(&R->memo, s, s->rows[j].key);
       if (*sl) {
-        if (R->done[*sl - 1]) {
+        if (R->done[*sl - 1] == 1) {
           copy_row(s, j, *sl - 1);
           R->done[j] = 1;
           s->nmemo++;
@@ -643,6 +641,7 @@ static uint32_t pick_round(sweep_state *s, sweep_run *R, uint32_t nc,
     }
     R->hz[n] = horizon(s, &R->cut[s->rows[j].map.topo], j, pareto);
     R->list[n++] = 2 * s->njobs + j;
+    R->done[j] = 3; /* simulated in this round */
   }
   return n;
 }
@@ -654,11 +653,22 @@ static int run_rounds(sweep_state *s, sweep_run *R, int pareto) {
       memset(&R->cut[i], 0, sizeof R->cut[i]);
       if (!s->o->exhaustive && build_cut(s, R->done, i, &R->cut[i])) return EX_OSERR;
     }
-    uint32_t nc = next_candidates(s, R, pareto), ncopy;
-    if (!nc) return 0;
-    int role = replay(s, R, nc);
-    if (role != CLI_JOBS_ROOT) return role;
-    uint32_t n = pick_round(s, R, nc, &ncopy, pareto);
+    /* Candidates in batches of SWEEP_ROUND, replayed, until the round
+     * holds SWEEP_ROUND simulations and copies or none are left: most
+     * candidates fall to their replay bound, and a round of one or two
+     * simulations would leave workers idle at its barrier. Which jobs a
+     * round holds depends on bounds and earlier rounds only. */
+    uint32_t n = 0, ncopy = 0;
+    int role = CLI_JOBS_ROOT;
+    while (n + ncopy < SWEEP_ROUND || s->o->exhaustive) {
+      uint32_t nc = next_candidates(s, R, pareto);
+      if (!nc) break;
+      role = replay(s, R, nc);
+      if (role != CLI_JOBS_ROOT) return role;
+      n = pick_round(s, R, nc, n, &ncopy, pareto);
+      if (s->o->exhaustive) break;
+    }
+    if (!n && !ncopy) return 0;
     s->nrounds++;
     if (n) role = cli_jobs_run_args(n, R->list, R->hz, sizeof *R->res, run_task,
                                     fail_task, s, &s->o->jobs, R->res);
@@ -710,12 +720,14 @@ static int sweep_jobs(sweep_state *s) {
   R.replayed = calloc((size_t)s->njobs + 1, 1);
   R.cand = malloc(((size_t)s->njobs + 1) * sizeof *R.cand);
   R.hz = calloc((size_t)s->njobs + 1, sizeof *R.hz);
-  R.res = calloc((size_t)(s->o->exhaustive ? s->njobs : SWEEP_ROUND) + 1, sizeof *R.res);
+  R.rlist = malloc(((size_t)s->njobs + 1) * sizeof *R.rlist);
+  /* a round: fewer than SWEEP_ROUND, then a batch of at most SWEEP_ROUND */
+  R.res = calloc((size_t)(s->o->exhaustive ? s->njobs : 2 * SWEEP_ROUND) + 1, sizeof *R.res);
   R.memo.slot = calloc(cap, sizeof *R.memo.slot);
   R.memo.mask = cap - 1;
   int rc = -1;
   if (R.order && R.list && R.copies && R.done && R.res && R.memo.slot &&
-      R.replayed && R.cand && R.hz) {
+      R.replayed && R.cand && R.hz && R.rlist) {
     for (uint32_t j = 0; j < s->njobs; j++) R.order[j] = j;
     order_s = s;
     qsort(R.order, s->njobs, sizeof *R.order, cmp_order);
