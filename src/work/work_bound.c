@@ -116,7 +116,11 @@ static bool fixes_tp(uint8_t g) {
 static void fluid_add(ts_time_ps *e, ts_time_ps r, double b, double cap) {
   if (!(b > 0)) return;
   if (r > *e) *e = r;
-  *e += (ts_time_ps)(b / cap * 1e12);
+  /* saturating at 2^62 ps (53 days): still a lower bound, never UB */
+  const ts_time_ps top = (ts_time_ps)1 << 62;
+  double x = b / cap * 1e12;
+  ts_time_ps add = x < (double)top ? (ts_time_ps)x : top;
+  *e = *e < top && add < top - *e ? *e + add : top;
 }
 
 /* Bytes in (dir 0) and out (dir 1) of a host of instances of kind over
