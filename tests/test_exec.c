@@ -695,6 +695,20 @@ static double bounded_case(const char *yaml, const char *topo,
   return fabs(err) * 1e6;
 }
 
+/* Exact shortcuts only on the same case: TP and CP instances (CP pairs
+ * GPU k and k + 4 of a host, over the NVLinks the TP groups and the DP x
+ * CP rings' hops also cross) replayed in quiet windows, folded with live
+ * TP groups; everything equals --exact. */
+static void quiet_cp_exact(void **state) {
+  (void)state;
+  ts_time_ps dp;
+  uint64_t n = equivalent(zero2_cp, "topologies/cluster-2tier-4to1.yaml",
+                          NULL, &dp);
+  assert_int_equal(fold_sim, 256);
+  assert_true(n > 0);
+  assert_true(dp > 0);
+}
+
 static void bounded_oversubscribed(void **state) {
   (void)state;
   bounded_case(zero2_cp, "topologies/cluster-2tier-4to1.yaml", NULL);
@@ -752,6 +766,7 @@ int main(void) {
       cmocka_unit_test(fold_tp4_pp_nvlink),
       cmocka_unit_test(fold_tp2),
       cmocka_unit_test(fold_tp4_refusals),
+      cmocka_unit_test(quiet_cp_exact),
       cmocka_unit_test(bounded_oversubscribed),
       cmocka_unit_test(bounded_failed_spine),
       cmocka_unit_test(bounded_shared_spines),

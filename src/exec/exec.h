@@ -273,8 +273,11 @@ int exec_fast_memo(exec_fast *F, const ts_exec *x, const ts_step_opts *o,
                    ts_diag *d);
 void exec_memo_free(exec_memo *M);
 /* Adds the link and executor counters of M->replays replays to x (once,
- * at the end: busy time and bytes are only read then, tracing being off). */
-void exec_fast_apply(ts_exec *x, const exec_memo *M);
+ * at the end: busy time and bytes are only read then, tracing being off),
+ * each direction d at rep[d] when rep is given and holds one (a folded
+ * class-0 group's replays land on its orbits' representatives, which
+ * exec_fold_mirror_links then copies). */
+void exec_fast_apply(ts_exec *x, const exec_memo *M, const uint32_t *rep);
 /* exec_fast_apply for every memo of every group of k. */
 void exec_colls_apply_memos(exec_colls *k, ts_exec *x);
 

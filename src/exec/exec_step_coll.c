@@ -85,7 +85,8 @@ void exec_colls_free(exec_colls *k) {
 void exec_colls_apply_kind(exec_colls *k, ts_exec *x, uint32_t g) {
   for (uint32_t i = 0; k->groups[g] && i < ts_mapping_group_count(k->m, (ts_group)g); i++)
     for (const exec_plan_ent *e = k->groups[g][i].plans; e; e = e->next)
-      if (e->memo) exec_fast_apply(x, e->memo);
+      if (e->memo)
+        exec_fast_apply(x, e->memo, g == TS_GROUP_TP ? NULL : x->dir_rep);
 }
 
 void exec_colls_apply_memos(exec_colls *k, ts_exec *x) {
@@ -196,9 +197,14 @@ int exec_colls_plan(exec_colls *k, ts_group g, uint32_t id,
   const ts_step_ins *x = ins[0];
   uint8_t fl = x->flags;
   uint32_t count = x->count > 1 ? x->count : 1;
-  for (exec_plan_ent *e = G->plans; e; e = e->next)
+  for (exec_plan_ent **p = &G->plans, *e; (e = *p) != NULL; p = &e->next)
     if (e->op == x->kind && e->bytes == x->val && e->sent == x->sent &&
         e->flags == fl && e->count == count) {
+      /* to the front: a group runs the same few plans over and over
+       * (counters applied from the list are sums, in any order) */
+      *p = e->next;
+      e->next = G->plans;
+      G->plans = e;
       *out = e;
       return 0;
     }

@@ -290,7 +290,8 @@ static bool quiet_skipped(const step_state *S, uint64_t key) {
  * are added). Errors fail the step. */
 static bool quiet_replay(step_state *S, uint32_t g, uint32_t id,
                          exec_plan_ent *e, uint64_t tag) {
-  if (!S->quiet || (g != TS_GROUP_TP && (g != TS_GROUP_EP || S->fold.on)))
+  if (!S->quiet || (g != TS_GROUP_TP && g != TS_GROUP_CP &&
+                    (g != TS_GROUP_EP || S->fold.on)))
     return false;
   uint64_t key = quiet_key(S, g, id);
   if (quiet_skipped(S, key)) return false;
@@ -1137,8 +1138,8 @@ static int quiet_init(step_state *S, int off) {
   const ts_step_opts *o = S->o;
   if (off || !S->fast.on || o->net.fidelity != TS_NET_FLOW || o->net.full_solve)
     return 0;
-  static const ts_group kinds[] = {TS_GROUP_TP, TS_GROUP_EP};
-  for (uint32_t k = 0; k < 2; k++)
+  static const ts_group kinds[] = {TS_GROUP_TP, TS_GROUP_EP, TS_GROUP_CP};
+  for (uint32_t k = 0; k < 3; k++)
     for (uint32_t id = 0; id < ts_mapping_group_count(S->m, kinds[k]); id++)
       if (ts_mapping_group_size(S->m, kinds[k]) > 1 &&
           !S->fast.excl[kinds[k]][id])
