@@ -606,9 +606,14 @@ static void test_mla(void **st) {
   assert_true(fabs((double)b.activations - (double)bs.activations - drop) < 2);
   assert_int_equal(ts_work_ops(w, NULL, 0, 0, &ops, &n), 0);
   double up = 0;
-  for (size_t i = 0; i < n; i++)
+  int value_rerun = 0; /* DeepSeek's recipe re-runs no core attention */
+  for (size_t i = 0; i < n; i++) {
     if (ops[i].phase == TS_PHASE_RECOMPUTE && ops[i].kind == TS_OP_QKV)
       up += ops[i].flops;
+    value_rerun += ops[i].phase == TS_PHASE_RECOMPUTE &&
+                   ops[i].kind == TS_OP_ATTN_VALUE;
+  }
+  assert_int_equal(value_rerun, 0);
   assert_true(fabs(up - 2 * 4096.0 * (1536.0 * 24576 + 512.0 * 32768)) < 1);
   free(ops);
   ts_workload_free(w);
@@ -703,6 +708,46 @@ static void test_flops_megatron(void **st) {
   tu_set(w, "pp", "8");
   tu_set(w, "dp", "16");
   assert_true(fabs(ts_work_step_flops(w) / f96 - 1) < 0.01);
+  ts_workload_free(w);
+}
+
+/* Selective recompute is Megatron-LM's core-attention checkpoint
+ * (megatron/core/transformer/attention.py: checkpoint_core_attention =
+ * recompute_granularity == 'selective'): the fused kernel's forward runs
+ * again before its backward, on top of the score GEMM FlashAttention's
+ * backward recomputes anyway. One stage, 2 layers, s = 2048, q = h = 1024,
+ * t = 1, b = 1, causal: each attention GEMM keeps s(s + 1)/2 pairs, so
+ *   score = value = 2 x 2048 x 2049 / 2 x 1024 FLOPs per layer;
+ * recompute-phase FLOPs: none = 2 x score (FlashAttention's score only),
+ * selective = 2 x (2 score + value) = 6 score. MLA models keep DeepSeek's
+ * recipe (no core-attention re-run; test_mla above). */
+static void test_selective_core_attention(void **st) {
+  (void)st;
+  ts_workload *w = load_text(
+      "topsim: 1\nname: sel\n"
+      "model: {layers: 2, hidden: 1024, heads: 8, seq_len: 2048, vocab: 1024}\n"
+      "training: {global_batch: 1, micro_batch: 1}\n");
+  double score = 2 * 2048.0 * 2049 / 2 * 1024, rc[2] = {0, 0};
+  const char *mode[2] = {"none", "selective"};
+  for (int i = 0; i < 2; i++) {
+    tu_set(w, "recompute", mode[i]);
+    ts_op *ops;
+    size_t n;
+    assert_int_equal(ts_work_ops(w, NULL, 0, 0, &ops, &n), 0);
+    for (size_t j = 0; j < n; j++)
+      if (ops[j].phase == TS_PHASE_RECOMPUTE) {
+        assert_true(ops[j].kind == TS_OP_ATTN_SCORE ||
+                    ops[j].kind == TS_OP_ATTN_VALUE);
+        rc[i] += ops[j].flops;
+      }
+    free(ops);
+  }
+  assert_true(fabs(rc[0] - 2 * score) < 1);
+  assert_true(fabs(rc[1] - 6 * score) < 1);
+  /* model FLOPs leave every recompute phase out: the same for both */
+  double mf = ts_work_step_model_flops(w);
+  tu_set(w, "recompute", "none");
+  assert_true(fabs(ts_work_step_model_flops(w) - mf) < 1);
   ts_workload_free(w);
 }
 
@@ -1309,6 +1354,7 @@ int main(void) {
       cmocka_unit_test(test_mapping_labels),
       cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_flops_megatron),
+      cmocka_unit_test(test_selective_core_attention),
       cmocka_unit_test(test_flops_one_stage),
       cmocka_unit_test(test_mla),
       cmocka_unit_test(test_cross_node_rings),

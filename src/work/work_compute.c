@@ -21,7 +21,9 @@
  * Embedding (first stage) is a gather; logits (last stage) 2*T*h*V/t with
  * fp32 logits written. Backward = 2x forward FLOPs and bytes (data + weight
  * gradients). Full recompute repeats every forward op before its backward;
- * selective recompute repeats attn_score and attn_value. Once per step the
+ * selective recompute repeats attn_score and attn_value (Megatron-LM
+ * checkpoints the core attention, the fused kernel included; MLA models
+ * follow DeepSeek-V3's recipe instead). Once per step the
  * optimizer reads and writes 30 bytes per (ZeRO-sharded) parameter (fp32
  * grad, master, m, v read; master, m, v and bf16 weight written), and for
  * FP8 models casts every local weight to FP8 (4 bytes each, work_eff.c).
@@ -306,16 +308,22 @@ static void chunk_ops(op_list *L, uint32_t stage, uint32_t ch, double share,
   }
   if (tail) edge_op(L, true, TS_PHASE_BWD, 2);
   for (uint32_t l = first + count; l-- > first;) {
+    /* selective recompute is Megatron-LM's: the core attention runs under
+     * activation checkpointing (megatron/core/transformer/attention.py:
+     * checkpoint_core_attention = recompute_granularity == 'selective',
+     * _checkpointed_attention_forward), so its forward runs again before
+     * its backward, the fused kernel's too; MLA's selective is DeepSeek's
+     * recipe instead (RMSNorms and up projections, mla_up_op) */
     if (c->recompute == WORK_RC_FULL)
       layer_ops(L, l, TS_PHASE_RECOMPUTE, 1, PART_ALL, share);
-    else if (c->recompute == WORK_RC_SELECTIVE && !c->flash_attention)
+    else if (c->recompute == WORK_RC_SELECTIVE && !c->kv_lora)
       layer_ops(L, l, TS_PHASE_RECOMPUTE, 1, PART_CORE, share);
     if (c->recompute == WORK_RC_SELECTIVE && c->kv_lora)
       mla_up_op(L, l);
     if (c->recompute != WORK_RC_FULL) elementwise_recompute(L, l, share);
     /* FlashAttention's backward recomputes the scores from Q, K (5 GEMMs
-     * against the forward's 2, Dao 2023): hardware FLOPs, not model FLOPs;
-     * it is also all that selective recompute would redo */
+     * against the forward's 2, Dao 2023): hardware FLOPs, not model FLOPs,
+     * inside the backward kernel whether or not the forward ran again */
     if (c->flash_attention)
       layer_ops(L, l, TS_PHASE_RECOMPUTE, 1, PART_SCORE, share);
     layer_ops(L, l, TS_PHASE_BWD, 2, PART_ALL, share);
