@@ -81,7 +81,7 @@ typedef struct ts_step_opts {
                             (docs/model.md "Bounded shortcuts"): back-to-
                             back collectives of a stream run as one, rings
                             of 2-7 ranks compact; within 1% of the step on
-                            tests/test_exec.c's contended cases, 0.02-4%
+                            tests/test_exec.c's contended cases, 0.02-3.2%
                             on GPT-3 175B mappings (docs/performance.md).
                             Ignored with exact. 0 (default): only exact
                             shortcuts */
