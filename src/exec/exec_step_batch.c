@@ -14,12 +14,19 @@
  * member size) and holds its completion for `extra` = the members'
  * isolated times minus the batch's own isolated time (exec_step_run.c):
  * on links nothing else uses the stream then ends when the members would
- * have, one after the other. Under contention it differs only in the
- * gaps between members (latency, launch) that other flows would have used;
+ * have, one after the other. Under contention it differs: each member
+ * waits for its slowest ring edge before the next starts, the batch lets
+ * every edge run on, so where the slowest edge changes from bucket to
+ * bucket the batch ends earlier (a maximum of sums instead of a sum of
+ * maxima). That matters where the stream is the step's critical path, so
+ * a stream whose collectives' cost-model times add up to more than its
+ * rank's compute (it queues all step long) is not batched (GPT-3 175B TP 4
+ * CP 4 PP 2 v48 DP 32: -2.5% batched, docs/performance.md).
  * tests/test_exec.c bounds the step's error at 1% under 4:1
- * oversubscription, a failed spine and shared spines.
+ * oversubscription, a failed spine, shared spines and skewed MoE.
  * Members of a group run programs of one stage, so every member finds the
- * same batches. Cost: O(instructions) once per step. */
+ * same batches. Cost: O(instructions) once per step, plus one plan lookup
+ * per collective of each program's batchable streams (the guard). */
 #include <stdlib.h>
 #include <string.h>
 
