@@ -25,6 +25,30 @@ static ts_workload *load_work(const char *yaml) {
   return w;
 }
 
+/* w mapped onto t; fails the test with the mapper's message otherwise. */
+static ts_mapping *map_work(const ts_workload *w, const ts_topo *t) {
+  ts_mapping *m = NULL;
+  ts_diag d;
+  ts_diag_clear(&d);
+  if (ts_work_map(w, t, &m, &d)) fail_msg("map: %s", d.msg);
+  return m;
+}
+
+/* Route state of t with link `fail` down and `degrade` at half speed
+ * (either may be NULL); NULL when neither is given. */
+static ts_route_state *faulted_state(const ts_topo *t, const char *fail,
+                                     const char *degrade) {
+  if (!fail && !degrade) return NULL;
+  ts_route_state *st = NULL;
+  ts_diag d;
+  ts_diag_clear(&d);
+  assert_int_equal(ts_route_state_new(t, &st), 0);
+  if (fail) assert_int_equal(ts_route_fail_by_name(st, t, fail, &d), 0);
+  if (degrade)
+    assert_int_equal(ts_route_degrade_by_name(st, t, degrade, 0.5, &d), 0);
+  return st;
+}
+
 /* ts_route_opts.routing for the next steps: 0 = the topology's. */
 static int route_override;
 /* ts_step_opts.bounded for the fast side: the exact shortcuts alone (0)
@@ -96,15 +120,10 @@ static uint32_t top_rails(const ts_topo *t, const ts_step_result *r);
  * asserts the two steps equal and the fast side saved events. */
 static eq_result run_both(const char *yaml, ts_topo *t, eq_faults fl) {
   ts_workload *w = load_work(yaml);
-  ts_mapping *m = NULL;
+  ts_mapping *m = map_work(w, t);
+  ts_route_state *st = faulted_state(t, fl.fail, fl.degrade);
   ts_diag d;
   ts_diag_clear(&d);
-  if (ts_work_map(w, t, &m, &d)) fail_msg("map: %s", d.msg);
-  ts_route_state *st = NULL;
-  if (fl.fail || fl.degrade) assert_int_equal(ts_route_state_new(t, &st), 0);
-  if (fl.fail) assert_int_equal(ts_route_fail_by_name(st, t, fl.fail, &d), 0);
-  if (fl.degrade)
-    assert_int_equal(ts_route_degrade_by_name(st, t, fl.degrade, 0.5, &d), 0);
   ts_faults f;
   ts_faults_init(&f);
   if (fl.straggler) {
@@ -249,10 +268,7 @@ static void pipeline_sends(void **state) {
       "parallelism: {tp: 8, pp: 8, dp: 16, order: tp-cp-dp-pp}\n";
   ts_topo *t = tu_load("topologies/cluster-2tier-4to1.yaml");
   ts_workload *w = load_work(y);
-  ts_mapping *m = NULL;
-  ts_diag d;
-  ts_diag_clear(&d);
-  if (ts_work_map(w, t, &m, &d)) fail_msg("map: %s", d.msg);
+  ts_mapping *m = map_work(w, t);
   ts_step_result fast, exact;
   step(w, t, m, NULL, 0, &fast);
   step(w, t, m, NULL, 1, &exact);
@@ -535,12 +551,8 @@ static moe_case moe_case_load(const char *fabric, const char *nodes,
   if (tu_load_text(fab, &k.t, &d)) fail_msg("topology: %s", d.msg);
   free(fab);
   k.w = load_work(workload);
-  if (ts_work_map(k.w, k.t, &k.m, &d)) fail_msg("map: %s", d.msg);
-  if (degrade) {
-    assert_int_equal(ts_route_state_new(k.t, &k.st), 0);
-    assert_int_equal(ts_route_degrade_by_name(k.st, k.t, "compute/leaf-su1-r0",
-                                              0.5, &d), 0);
-  }
+  k.m = map_work(k.w, k.t);
+  k.st = faulted_state(k.t, NULL, degrade ? "compute/leaf-su1-r0" : NULL);
   return k;
 }
 
@@ -654,15 +666,8 @@ static double bounded_case(const char *yaml, const char *topo,
                            const char *fail_name) {
   ts_topo *t = tu_load(topo);
   ts_workload *w = load_work(yaml);
-  ts_mapping *m = NULL;
-  ts_diag d;
-  ts_diag_clear(&d);
-  if (ts_work_map(w, t, &m, &d)) fail_msg("map: %s", d.msg);
-  ts_route_state *st = NULL;
-  if (fail_name) {
-    assert_int_equal(ts_route_state_new(t, &st), 0);
-    assert_int_equal(ts_route_fail_by_name(st, t, fail_name, &d), 0);
-  }
+  ts_mapping *m = map_work(w, t);
+  ts_route_state *st = faulted_state(t, fail_name, NULL);
   ts_step_result b, e;
   bounded_fast = 1;
   step(w, t, m, st, 0, &b);
