@@ -9,6 +9,7 @@
  * the shortcut actually replayed collectives and saved events. */
 #include "testutil.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,8 +25,35 @@ static ts_workload *load_work(const char *yaml) {
   return w;
 }
 
+/* w mapped onto t; fails the test with the mapper's message otherwise. */
+static ts_mapping *map_work(const ts_workload *w, const ts_topo *t) {
+  ts_mapping *m = NULL;
+  ts_diag d;
+  ts_diag_clear(&d);
+  if (ts_work_map(w, t, &m, &d)) fail_msg("map: %s", d.msg);
+  return m;
+}
+
+/* Route state of t with link `fail` down and `degrade` at half speed
+ * (either may be NULL); NULL when neither is given. */
+static ts_route_state *faulted_state(const ts_topo *t, const char *fail,
+                                     const char *degrade) {
+  if (!fail && !degrade) return NULL;
+  ts_route_state *st = NULL;
+  ts_diag d;
+  ts_diag_clear(&d);
+  assert_int_equal(ts_route_state_new(t, &st), 0);
+  if (fail) assert_int_equal(ts_route_fail_by_name(st, t, fail, &d), 0);
+  if (degrade)
+    assert_int_equal(ts_route_degrade_by_name(st, t, degrade, 0.5, &d), 0);
+  return st;
+}
+
 /* ts_route_opts.routing for the next steps: 0 = the topology's. */
 static int route_override;
+/* ts_step_opts.bounded for the fast side: the exact shortcuts alone (0)
+ * unless a bounded test asks for them too. */
+static int bounded_fast;
 
 static void step_f(const ts_workload *w, const ts_topo *t, const ts_mapping *m,
                    const ts_route_state *st, const ts_faults *f, int exact,
@@ -33,6 +61,7 @@ static void step_f(const ts_workload *w, const ts_topo *t, const ts_mapping *m,
   ts_step_opts o;
   ts_step_opts_default(&o);
   o.exact = exact;
+  o.bounded = bounded_fast;
   o.route.routing = route_override;
   o.state = st;
   o.faults = f;
@@ -91,15 +120,10 @@ static uint32_t top_rails(const ts_topo *t, const ts_step_result *r);
  * asserts the two steps equal and the fast side saved events. */
 static eq_result run_both(const char *yaml, ts_topo *t, eq_faults fl) {
   ts_workload *w = load_work(yaml);
-  ts_mapping *m = NULL;
+  ts_mapping *m = map_work(w, t);
+  ts_route_state *st = faulted_state(t, fl.fail, fl.degrade);
   ts_diag d;
   ts_diag_clear(&d);
-  if (ts_work_map(w, t, &m, &d)) fail_msg("map: %s", d.msg);
-  ts_route_state *st = NULL;
-  if (fl.fail || fl.degrade) assert_int_equal(ts_route_state_new(t, &st), 0);
-  if (fl.fail) assert_int_equal(ts_route_fail_by_name(st, t, fl.fail, &d), 0);
-  if (fl.degrade)
-    assert_int_equal(ts_route_degrade_by_name(st, t, fl.degrade, 0.5, &d), 0);
   ts_faults f;
   ts_faults_init(&f);
   if (fl.straggler) {
@@ -244,10 +268,7 @@ static void pipeline_sends(void **state) {
       "parallelism: {tp: 8, pp: 8, dp: 16, order: tp-cp-dp-pp}\n";
   ts_topo *t = tu_load("topologies/cluster-2tier-4to1.yaml");
   ts_workload *w = load_work(y);
-  ts_mapping *m = NULL;
-  ts_diag d;
-  ts_diag_clear(&d);
-  if (ts_work_map(w, t, &m, &d)) fail_msg("map: %s", d.msg);
+  ts_mapping *m = map_work(w, t);
   ts_step_result fast, exact;
   step(w, t, m, NULL, 0, &fast);
   step(w, t, m, NULL, 1, &exact);
@@ -530,12 +551,8 @@ static moe_case moe_case_load(const char *fabric, const char *nodes,
   if (tu_load_text(fab, &k.t, &d)) fail_msg("topology: %s", d.msg);
   free(fab);
   k.w = load_work(workload);
-  if (ts_work_map(k.w, k.t, &k.m, &d)) fail_msg("map: %s", d.msg);
-  if (degrade) {
-    assert_int_equal(ts_route_state_new(k.t, &k.st), 0);
-    assert_int_equal(ts_route_degrade_by_name(k.st, k.t, "compute/leaf-su1-r0",
-                                              0.5, &d), 0);
-  }
+  k.m = map_work(k.w, k.t);
+  k.st = faulted_state(k.t, NULL, degrade ? "compute/leaf-su1-r0" : NULL);
   return k;
 }
 
@@ -625,6 +642,116 @@ static void quiet_ep_moe(void **state) {
   }
 }
 
+/* ---- bounded shortcuts (exec_step_batch.c, compact rings of 2-7) ----
+ * Not exact: the step with them is asserted within 1% of --exact's, with
+ * contention. The case: ZeRO 2 with 8 MB buckets, so every micro-batch's
+ * gradients are 13 reduce-scatters issued back to back (a batch), TP 4
+ * and CP 2 below compact_min (their rings compact only here), on 1,024
+ * A100 behind 4:1 leaves, DP x CP rings over the spines. Sequence 4,096 at
+ * micro-batch 4 keeps the gradient stream below the compute (the batches'
+ * guard, docs/model.md). */
+static const char *zero2_cp =
+    "topsim: 1\nname: zero2\n"
+    "model: {layers: 4, hidden: 2048, heads: 16, seq_len: 4096, vocab: 128}\n"
+    "training: {global_batch: 1024, micro_batch: 4, schedule: 1f1b,\n"
+    "           zero_stage: 2, dp_bucket_size: 8MB}\n"
+    "parallelism: {tp: 4, cp: 2, pp: 2, dp: 64, order: tp-cp-dp-pp}\n";
+
+/* Bounded and exact steps of yaml on topo (link fail_name down); asserts
+ * the bounded one within 1% of the exact step, its critical rank's
+ * breakdown within 1% of the step, bytes equal, and that it merged
+ * collectives (fewer counted) and saved events. Returns the relative
+ * error in parts per million. */
+static double bounded_case(const char *yaml, const char *topo,
+                           const char *fail_name) {
+  ts_topo *t = tu_load(topo);
+  ts_workload *w = load_work(yaml);
+  ts_mapping *m = map_work(w, t);
+  ts_route_state *st = faulted_state(t, fail_name, NULL);
+  ts_step_result b, e;
+  bounded_fast = 1;
+  step(w, t, m, st, 0, &b);
+  bounded_fast = 0;
+  step(w, t, m, st, 1, &e);
+  double err = ((double)b.step_time - (double)e.step_time) / (double)e.step_time;
+  assert_true(fabs(err) <= 0.01);
+  double T = (double)e.step_time;
+  for (int k = 0; k < TS_DIM_COUNT; k++)
+    assert_true(fabs((double)b.critical.exposed[k] -
+                     (double)e.critical.exposed[k]) <= 0.01 * T);
+  assert_true(fabs((double)b.critical.compute - (double)e.critical.compute) <= 0.01 * T);
+  /* the work itself is the same: bytes per rank and dimension, exactly */
+  assert_memory_equal(b.rank_bytes, e.rank_bytes,
+                      (size_t)e.ranks * TS_DIM_COUNT * sizeof *e.rank_bytes);
+  assert_true(e.critical.exposed[TS_DIM_DP] > 0); /* DP is contended */
+  assert_true(b.collectives < e.collectives);     /* batches ran */
+  assert_true(b.sim.events_processed < e.sim.events_processed);
+  if (getenv("TOPSIM_TEST_VERBOSE"))
+    print_message("bounded %.9f s, exact %.9f s, events %llu / %llu\n",
+                  ts_ps_to_s(b.step_time), ts_ps_to_s(e.step_time),
+                  (unsigned long long)b.sim.events_processed,
+                  (unsigned long long)e.sim.events_processed);
+  ts_step_result_free(&b);
+  ts_step_result_free(&e);
+  ts_route_state_free(st);
+  ts_mapping_free(m);
+  ts_workload_free(w);
+  ts_topo_free(t);
+  return fabs(err) * 1e6;
+}
+
+/* Exact shortcuts only on the same case: TP and CP instances (CP pairs
+ * GPU k and k + 4 of a host, over the NVLinks the TP groups and the DP x
+ * CP rings' hops also cross) replayed in quiet windows, folded with live
+ * TP groups; everything equals --exact. */
+static void quiet_cp_exact(void **state) {
+  (void)state;
+  ts_time_ps dp;
+  uint64_t n = equivalent(zero2_cp, "topologies/cluster-2tier-4to1.yaml",
+                          NULL, &dp);
+  assert_int_equal(fold_sim, 256);
+  assert_true(n > 0);
+  assert_true(dp > 0);
+}
+
+static void bounded_oversubscribed(void **state) {
+  (void)state;
+  bounded_case(zero2_cp, "topologies/cluster-2tier-4to1.yaml", NULL);
+}
+
+static void bounded_failed_spine(void **state) {
+  (void)state;
+  bounded_case(zero2_cp, "topologies/cluster-2tier-4to1.yaml",
+               "compute/spine-g0-0");
+}
+
+/* One SuperPOD SU (20 DGX A100 under shared spines), DP outermost. */
+static void bounded_shared_spines(void **state) {
+  (void)state;
+  static const char *y =
+      "topsim: 1\nname: zero2su\n"
+      "model: {layers: 4, hidden: 2048, heads: 16, seq_len: 4096, vocab: 128}\n"
+      "training: {global_batch: 160, micro_batch: 4, schedule: 1f1b,\n"
+      "           zero_stage: 2, dp_bucket_size: 8MB}\n"
+      "parallelism: {tp: 4, cp: 2, pp: 2, dp: 10, order: tp-cp-pp-dp}\n";
+  bounded_case(y, "topologies/superpod-a100-1su.yaml", NULL);
+}
+
+/* Skewed MoE (Zipf 1.0), EP 4 across hosts, ZeRO 2 gradients in buckets
+ * over DP and the experts' own groups. */
+static void bounded_skewed_moe(void **state) {
+  (void)state;
+  static const char *y =
+      "topsim: 1\nname: moe\n"
+      "model: {layers: 4, hidden: 1024, heads: 8, seq_len: 4096, vocab: 128,\n"
+      "        experts: 8, top_k: 2, expert_ffn_hidden: 1024,\n"
+      "        routing_skew: 1.0}\n"
+      "training: {global_batch: 64, micro_batch: 4, schedule: 1f1b,\n"
+      "           zero_stage: 2, dp_bucket_size: 2MB}\n"
+      "parallelism: {tp: 4, pp: 1, dp: 8, ep: 4, gpus: 32}\n";
+  bounded_case(y, "topologies/superpod-a100-1su.yaml", NULL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(oversubscribed),
@@ -644,6 +771,11 @@ int main(void) {
       cmocka_unit_test(fold_tp4_pp_nvlink),
       cmocka_unit_test(fold_tp2),
       cmocka_unit_test(fold_tp4_refusals),
+      cmocka_unit_test(quiet_cp_exact),
+      cmocka_unit_test(bounded_oversubscribed),
+      cmocka_unit_test(bounded_failed_spine),
+      cmocka_unit_test(bounded_shared_spines),
+      cmocka_unit_test(bounded_skewed_moe),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -77,9 +77,17 @@ typedef struct ts_step_opts {
                             that provably own their links replay one
                             isolated run per distinct collective; same
                             times, docs/performance.md) */
+  int bounded;           /* 1: also the shortcuts that are not exact
+                            (docs/model.md "Bounded shortcuts"): back-to-
+                            back collectives of a stream run as one, rings
+                            of 2-7 ranks compact; within 1% of the step on
+                            tests/test_exec.c's contended cases, 0.02-3.2%
+                            on GPT-3 175B mappings (docs/performance.md).
+                            Ignored with exact. 0 (default): only exact
+                            shortcuts */
   uint32_t compact_min;  /* groups of at least this size run the compact
                             ring (O(p) flows); smaller ones ts_coll auto.
-                            Default 16. */
+                            Default 8; 2 with bounded */
   ts_step_progress_fn progress; /* called about every 0.25 wall seconds
                                   while running (NULL: never) */
   void *progress_ctx;

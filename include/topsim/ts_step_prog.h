@@ -46,6 +46,8 @@ typedef struct ts_step_ins {
   int32_t layer;
   int32_t micro;
   uint32_t ord;
+  uint32_t count; /* COLL: collectives merged into this one (exec's
+                     batches of back-to-back collectives); 0 or 1: one */
   uint64_t val;   /* COMP: ps; COLL/SEND: bytes (ts_coll size) */
   uint64_t sent;  /* COLL/SEND: bytes this rank sends (ts_work_comm) */
   uint64_t cross; /* COLL: part of sent leaving the host */

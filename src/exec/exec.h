@@ -153,7 +153,11 @@ typedef struct exec_memo {
 typedef struct exec_plan_ent {
   uint8_t op;
   uint8_t flags;
+  uint32_t count;               /* collectives merged (batch), 1 alone */
   uint64_t bytes, sent;
+  ts_time_ps extra;             /* batch: its members' isolated times
+                                   minus its own (exec_step_batch.c) */
+  uint8_t xset;                 /* extra computed */
   ts_coll_plan *plan;
   exec_memo *memo;              /* isolated result, once computed */
   uint8_t checked;              /* fold: images proven (exec_step_fold.c) */
@@ -171,6 +175,7 @@ typedef struct exec_group {
   uint32_t arrived;
   uint8_t op;
   ts_time_ps max_t;             /* lookahead: latest arrival so far */
+  ts_time_ps extra;             /* the running batch's delay still due */
 } exec_group;
 
 typedef struct exec_colls {
@@ -181,6 +186,8 @@ typedef struct exec_colls {
   uint32_t compact_min;
   exec_group *groups[TS_GROUP_COUNT]; /* [group id] */
   ts_coll_plan **pp_plan;              /* [rank * 2 + dir] */
+  uint16_t **bat;                      /* [program * TS_GROUP_COUNT + g]:
+                                          batches (exec_step_batch.c) */
 } exec_colls;
 
 /* Cost-model parameters come from x's network as seen by rank 0's GPU;
@@ -200,6 +207,23 @@ int exec_colls_plan(exec_colls *k, ts_group g, uint32_t id,
 int exec_colls_pp_plan(exec_colls *k, uint32_t r, uint32_t dir,
                        uint32_t peer, uint64_t bytes, ts_coll_plan **out,
                        ts_diag *d);
+
+/* ---- step: batches of back-to-back collectives (exec_step_batch.c) */
+
+/* With o->bounded (and not o->exact), finds in every program the runs of
+ * collectives of one stream issued back to back (consecutive instructions,
+ * same op and flags, no wait on any but the last) that run as one; only
+ * for group kinds that are not TP, EP or PP. 0 or TS_ENOMEM. */
+int exec_batch_init(exec_colls *k, const ts_step_opts *o, int fast_on);
+void exec_batch_free(exec_colls *k);
+/* Collectives in the batch starting at ordinal ord of p's stream g: 1
+ * when alone (or batches are off), 0 when ord is inside a batch. */
+uint32_t exec_batch_len(const exec_colls *k, const ts_step_prog *p,
+                        uint32_t g, uint32_t ord);
+/* The batch of n collectives from ordinal first of p's stream g as one
+ * instruction: the first's, bytes summed, count n. */
+void exec_batch_merge(const ts_step_prog *p, uint32_t g, uint32_t first,
+                      uint32_t n, ts_step_ins *out);
 
 static inline ts_step_dim exec_dim_of(uint32_t g) {
   switch (g) {
@@ -249,8 +273,11 @@ int exec_fast_memo(exec_fast *F, const ts_exec *x, const ts_step_opts *o,
                    ts_diag *d);
 void exec_memo_free(exec_memo *M);
 /* Adds the link and executor counters of M->replays replays to x (once,
- * at the end: busy time and bytes are only read then, tracing being off). */
-void exec_fast_apply(ts_exec *x, const exec_memo *M);
+ * at the end: busy time and bytes are only read then, tracing being off),
+ * each direction d at rep[d] when rep is given and holds one (a folded
+ * class-0 group's replays land on its orbits' representatives, which
+ * exec_fold_mirror_links then copies). */
+void exec_fast_apply(ts_exec *x, const exec_memo *M, const uint32_t *rep);
 /* exec_fast_apply for every memo of every group of k. */
 void exec_colls_apply_memos(exec_colls *k, ts_exec *x);
 

@@ -78,13 +78,15 @@ void exec_colls_free(exec_colls *k) {
     for (uint32_t i = 0; i < ts_mapping_ranks(k->m) * 2; i++)
       ts_coll_plan_free(k->pp_plan[i]);
   free(k->pp_plan);
+  exec_batch_free(k);
   memset(k, 0, sizeof *k);
 }
 
 void exec_colls_apply_kind(exec_colls *k, ts_exec *x, uint32_t g) {
   for (uint32_t i = 0; k->groups[g] && i < ts_mapping_group_count(k->m, (ts_group)g); i++)
     for (const exec_plan_ent *e = k->groups[g][i].plans; e; e = e->next)
-      if (e->memo) exec_fast_apply(x, e->memo);
+      if (e->memo)
+        exec_fast_apply(x, e->memo, g == TS_GROUP_TP ? NULL : x->dir_rep);
 }
 
 void exec_colls_apply_memos(exec_colls *k, ts_exec *x) {
@@ -168,7 +170,10 @@ static int lower(exec_colls *k, exec_group *G, ts_group g, uint32_t id,
      * ring with those channels, the ones it will run with */
     ts_coll_params rings = prm;
     exec_multi_host_rings(G->comm, &rings);
-    int rc = ts_coll_choose(G->comm, op, ins[0]->val, &rings, &algo, &proto, &sec);
+    /* a batch (exec_step_batch.c) runs as its members would: chosen for
+     * their mean size */
+    uint64_t unit = ins[0]->count > 1 ? ins[0]->val / ins[0]->count : ins[0]->val;
+    int rc = ts_coll_choose(G->comm, op, unit, &rings, &algo, &proto, &sec);
     if (rc)
       return ts_diag_set(d, rc, NULL, 0, 0, "no algorithm can run %s on a "
                          "%s group of %u ranks", ts_coll_op_name(op),
@@ -191,9 +196,15 @@ int exec_colls_plan(exec_colls *k, ts_group g, uint32_t id,
   exec_group *G = &k->groups[g][id];
   const ts_step_ins *x = ins[0];
   uint8_t fl = x->flags;
-  for (exec_plan_ent *e = G->plans; e; e = e->next)
+  uint32_t count = x->count > 1 ? x->count : 1;
+  for (exec_plan_ent **p = &G->plans, *e; (e = *p) != NULL; p = &e->next)
     if (e->op == x->kind && e->bytes == x->val && e->sent == x->sent &&
-        e->flags == fl) {
+        e->flags == fl && e->count == count) {
+      /* to the front: a group runs the same few plans over and over
+       * (counters applied from the list are sums, in any order) */
+      *p = e->next;
+      e->next = G->plans;
+      G->plans = e;
       *out = e;
       return 0;
     }
@@ -206,6 +217,7 @@ int exec_colls_plan(exec_colls *k, ts_group g, uint32_t id,
     return rc;
   }
   e->op = x->kind;
+  e->count = count;
   e->bytes = x->val;
   e->sent = x->sent;
   e->flags = fl;

@@ -550,12 +550,15 @@ int exec_fast_memo(exec_fast *F, const ts_exec *x, const ts_step_opts *o,
   return 0;
 }
 
-void exec_fast_apply(ts_exec *x, const exec_memo *M) {
+void exec_fast_apply(ts_exec *x, const exec_memo *M, const uint32_t *rep) {
   uint64_t k = M->replays;
   if (!k) return;
-  for (uint32_t i = 0; i < M->n; i++)
-    ts_net_dir_account(x->net, M->dir[i], M->bytes[i] * k, M->busy[i] * k,
+  for (uint32_t i = 0; i < M->n; i++) {
+    uint32_t d = M->dir[i];
+    if (rep && rep[d] != UINT32_MAX) d = rep[d];
+    ts_net_dir_account(x->net, d, M->bytes[i] * k, M->busy[i] * k,
                        M->peak[i]);
+  }
   x->transfers += M->transfers * k;
   x->wire_bytes += M->wire * k;
 }

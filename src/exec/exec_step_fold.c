@@ -541,7 +541,8 @@ static int check_sends(exec_fold *F, exec_colls *k, ts_exec *x) {
 }
 
 /* Every collective of every class-0 group (PP aside), lowered as the run
- * will lower it: member i's instruction at each ordinal of stream g. */
+ * will lower it: member i's instruction at each ordinal of stream g, or
+ * the batch starting there merged (exec_step_batch.c). */
 static int check_groups(exec_fold *F, exec_colls *k, ts_exec *x,
                         const exec_fast *fast) {
   const ts_mapping *m = k->m;
@@ -550,18 +551,29 @@ static int check_groups(exec_fold *F, exec_colls *k, ts_exec *x,
     uint32_t n = ts_mapping_group_size(m, (ts_group)g);
     if ((g == TS_GROUP_TP && !F->live) || g == TS_GROUP_PP || n < 2) continue;
     const ts_step_ins **ins = malloc((size_t)n * sizeof *ins);
-    if (!ins) return TS_ENOMEM;
+    ts_step_ins *mrg = malloc((size_t)n * sizeof *mrg);
+    if (!ins || !mrg) {
+      free(ins);
+      free(mrg);
+      return TS_ENOMEM;
+    }
     for (uint32_t id = 0; id < ts_mapping_group_count(m, (ts_group)g) && !rc; id++) {
       uint32_t r0 = ts_mapping_group_member(m, (ts_group)g, id, 0);
       if (exec_fold_rep(m, r0) != r0) continue;
       const ts_step_prog *p0 = ts_step_progs_rank(k->sp, m, r0);
       for (uint32_t j = 0; j < p0->nords[g] && !rc; j++) {
+        uint32_t nb = exec_batch_len(k, p0, g, j);
+        if (!nb) continue; /* inside a batch: never run alone */
         /* a folded TP group runs on member 0's instructions */
         for (uint32_t i = 0; i < n; i++) {
           const ts_step_prog *p = ts_step_progs_rank(
               k->sp, m, ts_mapping_group_member(m, (ts_group)g, id,
                                                 g == TS_GROUP_TP ? 0 : i));
-          ins[i] = j < p->nords[g] ? &p->ins[p->ords[g][j]] : NULL;
+          ins[i] = j + nb <= p->nords[g] ? &p->ins[p->ords[g][j]] : NULL;
+          if (ins[i] && nb > 1) {
+            exec_batch_merge(p, g, j, nb, &mrg[i]);
+            ins[i] = &mrg[i];
+          }
         }
         bool all = true;
         for (uint32_t i = 0; i < n; i++) all &= ins[i] != NULL;
@@ -580,6 +592,7 @@ static int check_groups(exec_fold *F, exec_colls *k, ts_exec *x,
       }
     }
     free(ins);
+    free(mrg);
   }
   return rc;
 }

@@ -51,6 +51,8 @@ enum { W_RUN, W_COMP, W_STREAM, W_RECV, W_DONE };
 
 typedef struct step_stream {
   uint32_t issued, arrived, done;
+  uint32_t batch;     /* collectives in the arrived instance (a batch,
+                         exec_step_batch.c), 0 or 1: one */
   ts_time_ps arrive_t;
 } step_stream;
 
@@ -99,6 +101,7 @@ typedef struct step_state {
   step_msg *msg;
   uint32_t nranks, finished, v, mb;
   const ts_step_ins **scratch; /* member instructions of one instance */
+  ts_step_ins *bins;           /* members' merged instructions (batches) */
   uint64_t ins_done, ins_total;  /* progress: instructions executed, all */
   double wall0, wall_last;       /* progress: start, last report */
   uint32_t micro0;               /* rank 0's latest micro-batch + 1 */
@@ -175,8 +178,43 @@ static void member_ins(step_state *S, uint32_t g, uint32_t id) {
   uint32_t n = ts_mapping_group_size(S->m, (ts_group)g), nr = run_size(S, g);
   for (uint32_t i = 0; i < n; i++) {
     uint32_t q = ts_mapping_group_member(S->m, (ts_group)g, id, i < nr ? i : 0);
-    S->scratch[i] = stream_ins(S, q, g, S->rank[q].st[g].arrived - 1);
+    const step_stream *st = &S->rank[q].st[g];
+    if (st->batch > 1) { /* a batch: one instruction of the summed bytes */
+      exec_batch_merge(S->rank[q].prog, g, st->arrived - st->batch,
+                       st->batch, &S->bins[i]);
+      S->scratch[i] = &S->bins[i];
+    } else {
+      S->scratch[i] = stream_ins(S, q, g, st->arrived - 1);
+    }
   }
+}
+
+/* A batch's delay: its members' isolated times minus its own (both runs
+ * memoised on their plan entries), so that on links nothing else uses
+ * the batch ends when its members would have, one after the other. */
+static int batch_extra(step_state *S, uint32_t g, uint32_t id,
+                       exec_plan_ent *e) {
+  if (e->xset) return 0;
+  uint32_t q = ts_mapping_group_member(S->m, (ts_group)g, id, 0);
+  const step_stream *st = &S->rank[q].st[g];
+  uint32_t n = ts_mapping_group_size(S->m, (ts_group)g);
+  int rc = exec_fast_memo(&S->fast, S->x, S->o, e->plan, S->hbm_bw,
+                          &e->memo, S->d);
+  ts_time_ps sum = 0;
+  for (uint32_t t = 0; t < st->batch && !rc; t++) {
+    const ts_step_ins *in = stream_ins(S, q, g, st->arrived - st->batch + t);
+    for (uint32_t i = 0; i < n; i++) S->scratch[i] = in;
+    exec_plan_ent *one = NULL;
+    rc = exec_colls_plan(&S->colls, (ts_group)g, id, S->scratch, &one, S->d);
+    if (!rc && !one->memo)
+      rc = exec_fast_memo(&S->fast, S->x, S->o, one->plan, S->hbm_bw,
+                          &one->memo, S->d);
+    if (!rc) sum += one->memo->dur;
+  }
+  if (rc) return rc;
+  e->extra = sum > e->memo->dur ? sum - e->memo->dur : 0;
+  e->xset = 1;
+  return 0;
 }
 
 /* Plan of the instance, proven for every class when folding. */
@@ -252,7 +290,8 @@ static bool quiet_skipped(const step_state *S, uint64_t key) {
  * are added). Errors fail the step. */
 static bool quiet_replay(step_state *S, uint32_t g, uint32_t id,
                          exec_plan_ent *e, uint64_t tag) {
-  if (!S->quiet || (g != TS_GROUP_TP && (g != TS_GROUP_EP || S->fold.on)))
+  if (!S->quiet || (g != TS_GROUP_TP && g != TS_GROUP_CP &&
+                    (g != TS_GROUP_EP || S->fold.on)))
     return false;
   uint64_t key = quiet_key(S, g, id);
   if (quiet_skipped(S, key)) return false;
@@ -294,6 +333,10 @@ static void coll_start(step_state *S, uint32_t g, uint32_t id) {
   }
   exec_plan_ent *e = NULL;
   int rc = plan_of(S, g, id, &e);
+  if (!rc && e->count > 1) {
+    rc = batch_extra(S, g, id, e);
+    if (!rc) S->colls.groups[g][id].extra = e->extra;
+  }
   if (!rc && quiet_replay(S, g, id, e, tag)) return;
   /* folded, a live TP group runs member 0's share (exec_step_fold.c) */
   const ts_coll_plan *pl = e && e->fplan ? e->fplan : e ? e->plan : NULL;
@@ -323,7 +366,13 @@ static void group_arrive(step_state *S, uint32_t r, uint32_t g) {
 static void stream_kick(step_state *S, uint32_t r, uint32_t g) {
   step_stream *st = &S->rank[r].st[g];
   if (st->arrived != st->done || st->arrived == st->issued) return;
-  st->arrived++;
+  /* a batch joins once all of it is issued (the rank issues the rest at
+   * this same time, before it next waits) */
+  uint32_t k = exec_batch_len(&S->colls, S->rank[r].prog, g, st->arrived);
+  if (k < 1) k = 1;
+  if (st->issued - st->arrived < k) return;
+  st->arrived += k;
+  st->batch = k;
   st->arrive_t = ts_sim_now(S->sim);
   group_arrive(S, r, g);
 }
@@ -494,7 +543,7 @@ static void coll_done(step_state *S, uint32_t g, uint32_t id) {
     uint32_t q = ts_mapping_group_member(S->m, (ts_group)g, id, i);
     step_stream *st = &S->rank[q].st[g];
     const ts_step_ins *in = stream_ins(S, q, g, st->done);
-    st->done++;
+    st->done += st->batch > 1 ? st->batch : 1;
     exec_trace_add(&S->trace, q, (uint8_t)(1 + exec_dim_of(g)), in->kind,
                    (uint16_t)g, in->layer, in->micro, st->arrive_t,
                    now - st->arrive_t);
@@ -715,7 +764,19 @@ static void rank_run(step_state *S, uint32_t r) {
 static void on_exec_done(void *ctx, uint64_t tag) {
   step_state *S = ctx;
   switch (TAG_KIND(tag)) {
-  case 1: coll_done(S, (uint32_t)TAG_MID(tag), (uint32_t)TAG_LOW(tag)); break;
+  case 1: {
+    uint32_t g = (uint32_t)TAG_MID(tag), id = (uint32_t)TAG_LOW(tag);
+    exec_group *G = &S->colls.groups[g][id];
+    if (G->extra) { /* a batch: its members' gaps still to come */
+      ts_time_ps x = G->extra;
+      G->extra = 0;
+      if (ts_sim_schedule_in(S->sim, x, on_event, S, tag, NULL))
+        fail(S, TS_ELIMIT);
+      break;
+    }
+    coll_done(S, g, id);
+    break;
+  }
   case 2: pp_deliver(S, (uint32_t)TAG_MID(tag), (uint32_t)TAG_LOW(tag)); break;
   default: {
     uint32_t r = (uint32_t)TAG_LOW(tag);
@@ -737,11 +798,12 @@ static int alloc_state(step_state *S) {
   S->rank = calloc(n + 1, sizeof *S->rank);
   S->msg = calloc((size_t)n * slots + 1, sizeof *S->msg);
   S->scratch = calloc(maxg, sizeof *S->scratch);
+  S->bins = calloc(maxg, sizeof *S->bins);
   ts_step_result *r = S->res;
   r->rank_bytes = calloc((size_t)n * TS_DIM_COUNT + 1, sizeof *r->rank_bytes);
   r->rank_finish = calloc(n + 1, sizeof *r->rank_finish);
   r->rank_breakdown = calloc(n + 1, sizeof *r->rank_breakdown);
-  if (!S->rank || !S->msg || !S->scratch || !r->rank_bytes ||
+  if (!S->rank || !S->msg || !S->scratch || !S->bins || !r->rank_bytes ||
       !r->rank_finish || !r->rank_breakdown)
     return TS_ENOMEM;
   for (uint32_t i = 0; i < n; i++) S->rank[i].msg_base = i * slots;
@@ -785,6 +847,7 @@ static void state_free(step_state *S) {
   free(S->rank);
   free(S->msg);
   free(S->scratch);
+  free(S->bins);
   free(S->ready);
   free(S->resv);
   free(S->pend);
@@ -1075,8 +1138,8 @@ static int quiet_init(step_state *S, int off) {
   const ts_step_opts *o = S->o;
   if (off || !S->fast.on || o->net.fidelity != TS_NET_FLOW || o->net.full_solve)
     return 0;
-  static const ts_group kinds[] = {TS_GROUP_TP, TS_GROUP_EP};
-  for (uint32_t k = 0; k < 2; k++)
+  static const ts_group kinds[] = {TS_GROUP_TP, TS_GROUP_EP, TS_GROUP_CP};
+  for (uint32_t k = 0; k < 3; k++)
     for (uint32_t id = 0; id < ts_mapping_group_count(S->m, kinds[k]); id++)
       if (ts_mapping_group_size(S->m, kinds[k]) > 1 &&
           !S->fast.excl[kinds[k]][id])
@@ -1116,9 +1179,12 @@ static int step_once(const ts_workload *w, const ts_topo *t,
   S.nranks = ts_mapping_ranks(m);
   rc = engine_new(&S);
   if (!rc) rc = alloc_state(&S);
-  if (!rc) rc = exec_colls_init(&S.colls, S.x, m, &S.sp, o->compact_min, o->alpha_ps);
+  /* bounded shortcut: rings of 2-7 ranks (TP 4, CP) compact too */
+  uint32_t cmin = o->bounded && !o->exact && o->compact_min > 2 ? 2 : o->compact_min;
+  if (!rc) rc = exec_colls_init(&S.colls, S.x, m, &S.sp, cmin, o->alpha_ps);
   if (!rc) assign_progs(&S);
   if (!rc) rc = exec_fast_init(&S.fast, S.x, m, &S.sp, o);
+  if (!rc) rc = exec_batch_init(&S.colls, o, S.fast.on);
   if (!rc && !S.nofold) rc = exec_fold_init(&S.fold, &S.colls, S.x, &S.fast, o);
   if (!rc) rc = ahead_alloc(&S);
   if (!rc) rc = quiet_init(&S, tries & TRY_NOQUIET);
