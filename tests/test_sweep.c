@@ -486,6 +486,25 @@ static void check_horizon(ts_workload *w, const ts_topo *t, const ts_sweep_map *
  *  - it is positive and above the free-comm step when TP > 1 (the TP
  *    all-reduces are blocking: tp_comm_overlap is off), so it is not
  *    vacuous. */
+/* The four fault modes the bounds are checked under, on t (a 1-SU DGX
+ * A100 fabric): none, a failed leaf, a GPU link at 0.3, a 1.5x straggler
+ * (what[k][0] names mode k, NULL for none). */
+static const char *const what[4][2] = {
+    {NULL, NULL}, {"fail", "compute/leaf-su0-r0"},
+    {"degrade", "dgx1/gpu0=0.3"}, {"straggler", "dgx0/gpu3=1.5"}};
+static void four_fault_modes(const ts_topo *t, ts_faults f[4]) {
+  static const ts_fault_kind kinds[4] = {TS_FAULT_FAIL, TS_FAULT_FAIL,
+                                         TS_FAULT_DEGRADE, TS_FAULT_STRAGGLER};
+  ts_diag d;
+  ts_diag_clear(&d);
+  for (int k = 0; k < 4; k++) {
+    ts_faults_init(&f[k]);
+    if (!what[k][0]) continue;
+    assert_int_equal(ts_faults_add(&f[k], kinds[k], what[k][1], "--x", &d), 0);
+    assert_int_equal(ts_faults_resolve(&f[k], t, &d), 0);
+  }
+}
+
 static void test_bound_below_step(void **state) {
   (void)state;
   ts_workload *w = load_w(TINY);
@@ -512,18 +531,7 @@ static void test_bound_below_step(void **state) {
   double host_in = ts_sweep_host_ingress(t, 16);
   if (!(host_in > 200e9 && host_in < 300e9)) fail_msg("host ingress %g", host_in);
   ts_faults f[4];
-  static const char *const what[4][2] = {
-      {NULL, NULL}, {"fail", "compute/leaf-su0-r0"},
-      {"degrade", "dgx1/gpu0=0.3"}, {"straggler", "dgx0/gpu3=1.5"}};
-  for (int k = 0; k < 4; k++) {
-    ts_faults_init(&f[k]);
-    if (!what[k][0]) continue;
-    ts_fault_kind kind = !strcmp(what[k][0], "fail") ? TS_FAULT_FAIL
-                         : !strcmp(what[k][0], "degrade") ? TS_FAULT_DEGRADE
-                                                          : TS_FAULT_STRAGGLER;
-    assert_int_equal(ts_faults_add(&f[k], kind, what[k][1], "--x", &d), 0);
-    assert_int_equal(ts_faults_resolve(&f[k], t, &d), 0);
-  }
+  four_fault_modes(t, f);
   uint32_t above_free = 0, quick_tp = 0, quick_z3 = 0, quick_host = 0;
   uint32_t quick_host_exact = 0, volume_exact = 0, horizons = 0, replay_rs = 0;
   uint32_t fluid = 0;
@@ -662,18 +670,7 @@ static void test_volume_cp(void **state) {
   double ingress = ts_sweep_ingress(t, ts_topo_gpus(t, &ids));
   double host_in = ts_sweep_host_ingress(t, 16);
   ts_faults f[4];
-  static const char *const what[4][2] = {
-      {NULL, NULL}, {"fail", "compute/leaf-su0-r0"},
-      {"degrade", "dgx1/gpu0=0.3"}, {"straggler", "dgx0/gpu3=1.5"}};
-  for (int k = 0; k < 4; k++) {
-    ts_faults_init(&f[k]);
-    if (!what[k][0]) continue;
-    ts_fault_kind kind = !strcmp(what[k][0], "fail") ? TS_FAULT_FAIL
-                         : !strcmp(what[k][0], "degrade") ? TS_FAULT_DEGRADE
-                                                          : TS_FAULT_STRAGGLER;
-    assert_int_equal(ts_faults_add(&f[k], kind, what[k][1], "--x", &d), 0);
-    assert_int_equal(ts_faults_resolve(&f[k], t, &d), 0);
-  }
+  four_fault_modes(t, f);
   uint32_t cp_span = 0, verified = 0, rs = 0, fluid = 0, fluid_cp = 0;
   for (uint32_t i = 0; i < z.n; i++) {
     const ts_sweep_map *m = &z.maps[i];
