@@ -124,37 +124,30 @@ for k in ok(full) - ok(stop):
     assert float(stop[k]["step_lower_bound_s"]) < float(full[k]["step_s"]), k
 EOF
 
-# The host term of the bound (docs/model.md "Step lower bound": ZeRO 3
-# weight all-gathers over a gradient group that spans hosts cross the
-# host's NICs) decides part of the cut here: without it (test hook
-# TOPSIM_SWEEP_NO_HOST_BOUND) the same top 10 costs more simulations
-# (both without the early stop, which would bound what they simulate).
-TOPSIM_SWEEP_NO_HOST_BOUND=1 TOPSIM_SWEEP_NO_HORIZON=1 "$bin" sweep "${big[@]}" --jobs 2 \
-  --csv "$tmp/bn.csv" >"$tmp/bn.txt" || note "bounded without the host term failed"
-cmp -s <(head -n 12 "$tmp/bx.txt") <(head -n 12 "$tmp/bn.txt") && ok \
-  || note "top 10 without the host term differs from --exhaustive"
-python3 - "$tmp/bh.csv" "$tmp/bn.csv" <<'EOF' && ok || note "the host term decides no mapping"
+# A bound term that decides part of the cut: without it (its test hook
+# set) the same top 10 as --exhaustive costs more simulations (both runs
+# without the early stop, which would bound what they simulate).
+# Usage: term_decides HOOK NAME OUT
+term_decides() {
+  env "$1=1" TOPSIM_SWEEP_NO_HORIZON=1 "$bin" sweep "${big[@]}" --jobs 2 \
+    --csv "$tmp/$3.csv" >"$tmp/$3.txt" || note "bounded without $2 failed"
+  cmp -s <(head -n 12 "$tmp/bx.txt") <(head -n 12 "$tmp/$3.txt") && ok \
+    || note "top 10 without $2 differs from --exhaustive"
+  python3 - "$tmp/bh.csv" "$tmp/$3.csv" <<'EOF' && ok || note "$2 decides no mapping"
 import csv, sys
 sim = lambda f: sum(r["status"] == "ok" for r in csv.DictReader(open(f)))
-with_host, without = sim(sys.argv[1]), sim(sys.argv[2])
-assert with_host < without, (with_host, without)
+with_term, without = sim(sys.argv[1]), sim(sys.argv[2])
+assert with_term < without, (with_term, without)
 EOF
+}
 
+# The host term (docs/model.md "Step lower bound": ZeRO 3 weight
+# all-gathers over a gradient group that spans hosts cross the host's NICs).
+term_decides TOPSIM_SWEEP_NO_HOST_BOUND "the host term" bn
 # The host fluid terms of the program replay (docs/model.md "Host fluid":
 # the bytes a TP group's or a host's instances must push through the
-# host's links, in release-date order) decide part of the cut too: without
-# them (test hook TOPSIM_SWEEP_NO_FLUID) the same top 10 costs more
-# simulations (56 against 67 when this was written; both without the early
-# stop).
-TOPSIM_SWEEP_NO_FLUID=1 TOPSIM_SWEEP_NO_HORIZON=1 "$bin" sweep "${big[@]}" --jobs 2 \
-  --csv "$tmp/bf.csv" >"$tmp/bf.txt" || note "bounded without the host fluid failed"
-cmp -s <(head -n 12 "$tmp/bx.txt") <(head -n 12 "$tmp/bf.txt") && ok \
-  || note "top 10 without the host fluid differs from --exhaustive"
-python3 - "$tmp/bh.csv" "$tmp/bf.csv" <<'EOF' && ok || note "the host fluid decides no mapping"
-import csv, sys
-sim = lambda f: sum(r["status"] == "ok" for r in csv.DictReader(open(f)))
-with_fluid, without = sim(sys.argv[1]), sim(sys.argv[2])
-assert with_fluid < without, (with_fluid, without)
-EOF
+# host's links, in release-date order; 56 against 67 simulations when this
+# was written).
+term_decides TOPSIM_SWEEP_NO_FLUID "the host fluid" bf
 
 lib_summary
