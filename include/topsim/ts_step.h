@@ -163,6 +163,9 @@ typedef struct ts_step_result {
   uint64_t transfers, wire_bytes; /* ts_exec counters */
   uint64_t replayed;          /* collectives replayed from an isolated run
                                  (0 with opts.exact) */
+  uint64_t replayed_beside;   /* of those, replayed beside active flows
+                                 that keep their rates (--bounded only,
+                                 exec_step_run.c quiet_stretch) */
   uint64_t memo_runs;         /* isolated runs made for replays (the
                                  attempt that stood) */
   uint64_t memo_shared;       /* memos taken, renamed, from an image's
