@@ -80,8 +80,10 @@ typedef struct ts_step_opts {
   int bounded;           /* 1: also the shortcuts that are not exact
                             (docs/model.md "Bounded shortcuts"): back-to-
                             back collectives of a stream run as one, rings
-                            of 2-7 ranks compact; within 1% of the step on
-                            tests/test_exec.c's contended cases, 0.02-3.2%
+                            of 2-7 ranks compact, TP / CP instances inside
+                            a host replayed beside flows that keep their
+                            rates; within 1% of the step on
+                            tests/test_exec.c's contended cases, 0.01-3.1%
                             on GPT-3 175B mappings (docs/performance.md).
                             Ignored with exact. 0 (default): only exact
                             shortcuts */

@@ -56,9 +56,11 @@ static void run_help(void) {
       "                       network model (slower; docs/performance.md)\n"
       "  --bounded            also the shortcuts that are not exact: back-to-\n"
       "                       back gradient buckets run as one, rings of 2-7\n"
-      "                       ranks compact (faster; the step moved by up\n"
-      "                       to 3.2%% under heavy contention, 1%% on the\n"
-      "                       test cases; docs/performance.md)\n");
+      "                       ranks compact, TP and CP collectives inside a\n"
+      "                       host replayed beside flows that keep their\n"
+      "                       rates (faster; the step moved by up to 3.1%%\n"
+      "                       under heavy contention, 1%% on the test\n"
+      "                       cases; docs/performance.md)\n");
   fputs(cli_faults_help, stdout);
   printf(
       "output:\n"
