@@ -20,8 +20,8 @@
  *                dropout its two 1-byte masks (written; read in backward)
  * Embedding (first stage) is a gather; logits (last stage) 2*T*h*V/t with
  * BF16 logits written, then the cross-entropy loss over them (loss_op: 38
- * bytes per logit forward, 14 backward). Backward = 2x forward FLOPs and bytes (data + weight
- * gradients). Full recompute repeats every forward op before its backward;
+ * bytes per logit forward, 14 backward). Backward = 2x forward FLOPs and
+ * bytes (data + weight gradients). Full recompute repeats every forward op before its backward;
  * selective recompute repeats attn_score and attn_value (Megatron-LM
  * checkpoints the core attention, the fused kernel included; MLA models
  * follow DeepSeek-V3's recipe instead). Once per step the
@@ -248,8 +248,8 @@ static void layer_ops(op_list *L, uint32_t layer, ts_phase ph, double mult,
  * the division into the softmax kept for backward (4 + 4): 38 n bytes in
  * 6 kernels. Backward: the softmax times the loss gradient in place
  * (4 + 4), cast back to BF16 for the output layer (4 + 2): 14 n bytes in
- * 2 kernels. The per-token gathers and TP all-reduces are n / V' of that
- * and left out. No model FLOPs. */
+ * 2 kernels. The per-token gathers and TP all-reduces touch T values, a
+ * (V / t)-th of that, and are left out. No model FLOPs. */
 static void loss_op(op_list *L, ts_phase ph, double n) {
   int bwd = ph == TS_PHASE_BWD;
   L->kernels = bwd ? 2 : 6;
