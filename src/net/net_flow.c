@@ -102,10 +102,13 @@ typedef struct fdir_local {
 } fdir_local;
 
 /* A slot of the filling's heap: a direction and its key, a lower bound of
- * its share rem / nun (flow_fill). */
+ * its share rem / nun (flow_fill). The key is held as its order-keeping
+ * bit pattern (hkey_enc) above the direction, so that on little-endian
+ * targets (key, dir) compares as one unsigned 128-bit integer. */
 typedef struct heap_ent {
-  double key;
   uint32_t dir;
+  uint32_t zero;        /* always 0 */
+  uint64_t kbits;       /* hkey_enc(key) */
 } heap_ent;
 
 typedef struct flow_state {
@@ -185,28 +188,76 @@ static void mem_release(flow_state *s, uint32_t m, uint32_t hops) {
  * filling, does not depend on the heap's layout: the same directions pop
  * in the same order as with any other correct heap. */
 
-static int hent_less(const heap_ent *a, const heap_ent *b) {
-  if (a->key != b->key) return a->key < b->key;
+/* The key's bits in an order that unsigned compares keep: for doubles
+ * that are not NaN, a < b iff enc(a) < enc(b) and a == b iff enc(a) ==
+ * enc(b) (-0.0 is first made +0.0, which equals it). */
+static inline uint64_t hkey_enc(double k) {
+  k += 0.0; /* -0.0 + 0.0 == +0.0 in round-to-nearest */
+  uint64_t b;
+  memcpy(&b, &k, sizeof b);
+  return b >> 63 ? ~b : b | UINT64_C(1) << 63;
+}
+
+static inline double hkey_dec(uint64_t b) {
+  b = b >> 63 ? b & ~(UINT64_C(1) << 63) : ~b;
+  double k;
+  memcpy(&k, &b, sizeof k);
+  return k;
+}
+
+static inline heap_ent hent_make(double key, uint32_t dir) {
+  return (heap_ent){dir, 0, hkey_enc(key)};
+}
+
+#if defined(__SIZEOF_INT128__) && defined(__BYTE_ORDER__) && \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+__extension__ typedef unsigned __int128 hent_u128;
+
+/* (key, dir) order as one 128-bit compare (cmp + sbb): the outcome of a
+ * sift's compare is a coin toss, which a jump would mispredict. */
+static inline int hent_less(const heap_ent *a, const heap_ent *b) {
+  hent_u128 x, y;
+  memcpy(&x, a, sizeof x);
+  memcpy(&y, b, sizeof y);
+  return x < y;
+}
+#else
+static inline int hent_less(const heap_ent *a, const heap_ent *b) {
+  if (a->kbits != b->kbits) return a->kbits < b->kbits;
   return a->dir < b->dir;
 }
+#endif
+
+/* 4-ary: a fill's ~65 directions sit 3 levels deep instead of 6, and a
+ * level's four children are compared without jumps (two rounds). */
+#define HEAP_ARITY 4
 
 static void heap_down(flow_state *s, uint32_t i) {
   heap_ent *h = s->heap, x = h[i];
-  uint32_t n = s->nheap;
+  size_t n = s->nheap;
   for (;;) {
-    uint32_t c = 2 * i + 1;
+    size_t c = (size_t)i * HEAP_ARITY + 1, m = c;
     if (c >= n) break;
-    if (c + 1 < n && hent_less(&h[c + 1], &h[c])) c++;
-    if (!hent_less(&h[c], &x)) break;
-    h[i] = h[c];
-    i = c;
+    if (c + HEAP_ARITY <= n) {
+      size_t a = c + hent_less(&h[c + 1], &h[c]);
+      size_t b = c + 2 + hent_less(&h[c + 3], &h[c + 2]);
+      m = hent_less(&h[b], &h[a]) ? b : a;
+    } else {
+      for (size_t j = c + 1; j < n; j++)
+        if (hent_less(&h[j], &h[m])) m = j;
+    }
+    if (!hent_less(&h[m], &x)) break;
+    h[i] = h[m];
+    i = (uint32_t)m;
   }
   h[i] = x;
 }
 
-/* Orders heap[0..nheap) at once: O(n), against O(n log n) for n pushes. */
+/* Orders heap[0..nheap) at once: O(n), against O(n log n) for n pushes.
+ * The last node with children is the parent of nheap - 1. */
 static void heap_build(flow_state *s) {
-  for (uint32_t i = s->nheap / 2; i-- > 0;) heap_down(s, i);
+  if (s->nheap < 2) return;
+  for (uint32_t i = (s->nheap - 2) / HEAP_ARITY + 1; i-- > 0;) heap_down(s, i);
 }
 
 /* ---- dirty directions and the batched resolve ------------------------ */
@@ -406,17 +457,17 @@ static void fill_push(ts_net *net) {
     fdir *fd = &s->dirs[d];
     if (!fd->nun || (prune && fd->nun == 1))
       continue; /* nun 0: only kept flows, nothing to share */
-    s->heap[s->nheap++] = (heap_ent){fd->rem / fd->nun, d};
+    s->heap[s->nheap++] = hent_make(fd->rem / fd->nun, d);
   }
   for (uint32_t i = 0; prune && i < s->ncflows; i++) {
     const flow *f = &s->flows[s->cflows[i]];
     if (f->frozen == st) continue;
-    heap_ent b = {0, NET_NONE};
+    heap_ent b = hent_make(0, NET_NONE);
     for (uint32_t h = 0; h < f->hops; h++) {
       uint32_t d = s->mem[f->m0 + h].dir;
       const fdir *fd = &s->dirs[d];
       if (fd->nun != 1) continue;
-      heap_ent e = {fd->rem > 0 ? fd->rem : 0, d};
+      heap_ent e = hent_make(fd->rem > 0 ? fd->rem : 0, d);
       if (b.dir == NET_NONE || hent_less(&e, &b)) b = e;
     }
     if (b.dir != NET_NONE) s->heap[s->nheap++] = b;
@@ -444,8 +495,8 @@ static void flow_fill(ts_net *net) {
     uint32_t d = s->heap[0].dir;
     fdir *fd = &s->dirs[d];
     double share = fd->nun ? (fd->rem > 0 ? fd->rem : 0) / fd->nun : 0;
-    if (fd->nun && share > s->heap[0].key) { /* stale lower bound: re-key */
-      s->heap[0].key = share;
+    if (fd->nun && share > hkey_dec(s->heap[0].kbits)) { /* stale bound */
+      s->heap[0].kbits = hkey_enc(share); /* re-key */
       heap_down(s, 0);
       continue;
     }
