@@ -228,6 +228,78 @@ static void test_dir_rates(void **state) {
   w_free(&w);
 }
 
+/* The filling's heap on a staircase: a chain of 12 links, flow j crossing
+ * links j..11, so link i carries flows 0..i; capacities chosen so that the
+ * fair shares c_i / (i + 1) are not monotone in i and tie (links 1, 3 and
+ * 5 offer 2 GB/s). Under full_solve all 12 directions enter the 4-ary
+ * heap (a full group of four under the root, a partial group below) and
+ * keys go stale as flows freeze (re-keys). Max-min fair rates are unique,
+ * so the rates at 1 us must equal a reference progressive filling done
+ * here by a linear scan (no heap): repeatedly the link with the least
+ * rem / nun freezes its unfrozen flows at that share. Checked per link
+ * through ts_net_dir_rates (sum and fastest) within 1e-9, with and
+ * without full_solve. A heap whose sift ignores the second round of its
+ * tournament fails it. */
+static void staircase(int full) {
+  enum { N = 12 };
+  static const double cap[N] = {9, 4, 15, 8, 30, 12, 40, 21, 33, 50, 26, 60};
+  double rate[N], rem[N];
+  int frozen[N] = {0};
+  for (int i = 0; i < N; i++) rem[i] = cap[i] * GBs;
+  for (int done = 0; done < N;) {
+    int best = -1;
+    double bshare = 0;
+    for (int i = 0; i < N; i++) {
+      int nun = 0;
+      for (int j = 0; j <= i; j++) nun += !frozen[j];
+      if (!nun) continue;
+      double sh = rem[i] / nun;
+      if (best < 0 || sh < bshare) best = i, bshare = sh;
+    }
+    for (int j = 0; j <= best; j++) {
+      if (frozen[j]) continue;
+      frozen[j] = 1;
+      rate[j] = bshare;
+      done++;
+      for (int i = j; i < N; i++) rem[i] -= bshare;
+    }
+  }
+  world w;
+  ts_topo *t = tg_new(N + 1);
+  for (uint32_t i = 0; i < N; i++) tg_link(t, i, i + 1, cap[i] * GBs, 0);
+  ts_net_config c;
+  ts_net_config_default(&c);
+  c.full_solve = full;
+  tg_done_cfg(&w, t, &c);
+  for (uint32_t j = 0; j < N; j++) {
+    uint32_t p[N];
+    for (uint32_t h = 0; h < N - j; h++) p[h] = 2 * (j + h);
+    send1(&w, p, N - j, 1000000000, 0, j);
+  }
+  assert_int_equal(ts_sim_run_until(w.sim, 1000000), 0);
+  for (uint32_t i = 0; i < N; i++) {
+    double sum = 0, max = 0, esum = 0, emax = 0;
+    for (uint32_t j = 0; j <= i; j++) {
+      esum += rate[j];
+      if (rate[j] > emax) emax = rate[j];
+    }
+    assert_int_equal(ts_net_dir_rates(w.net, 2 * i, &sum, &max), 0);
+    assert_true(fabs(sum - esum) <= 1e-9 * esum);
+    assert_true(fabs(max - emax) <= 1e-9 * emax);
+  }
+  /* the tie at 2 GB/s: flows 0..5 all get it (links 1, 3, 5 saturate) */
+  for (int j = 0; j < 6; j++) assert_true(fabs(rate[j] - 2 * GBs) <= 1e-3);
+  run(&w);
+  assert_int_equal(w.ndone, N);
+  w_free(&w);
+}
+
+static void test_fill_staircase(void **state) {
+  (void)state;
+  staircase(0);
+  staircase(1);
+}
+
 /* Late arrival on one 10 GB/s link: A = 10 MB at t = 0; B = 2.5 MB sent
  * at 0 with alpha_sw = 250 us. Until 250 us A runs alone (2.5 MB done);
  * then both at 5 GB/s: B needs 500 us and finishes at 750 us, when A has
@@ -913,6 +985,7 @@ int main(void) {
       cmocka_unit_test(test_incast),
       cmocka_unit_test(test_maxmin_three),
       cmocka_unit_test(test_dir_rates),
+      cmocka_unit_test(test_fill_staircase),
       cmocka_unit_test(test_late_arrival),
       cmocka_unit_test(test_degraded),
       cmocka_unit_test(test_down_and_bad_paths),
