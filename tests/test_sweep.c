@@ -18,6 +18,9 @@
 
 #define TINY "tests/data/workloads/tiny-dense.yaml"
 #define SU "topologies/superpod-a100-1su.yaml"
+/* The bounds' fabric facts with the TP egress term off (tp_out 0): the
+ * checks of the host terms predate it. */
+#define FAB(in, hin) (&(ts_sweep_fabric){.ingress_bps = (in), .host_in_bps = (hin)})
 
 static ts_workload *load_w(const char *rel) {
   ts_workload *w = NULL;
@@ -215,8 +218,8 @@ static void check_host_term(ts_workload *w, const ts_topo *t,
   ts_diag d;
   ts_diag_clear(&d);
   ts_time_ps q0, qh;
-  assert_int_equal(ts_sweep_bound_quick(w, t, m, 16, &(ts_sweep_fabric){0, 0, 0, 0}, &q0, &d), 0);
-  assert_int_equal(ts_sweep_bound_quick(w, t, m, 16, &(ts_sweep_fabric){0, host_in, 0, 0}, &qh, &d), 0);
+  assert_int_equal(ts_sweep_bound_quick(w, t, m, 16, FAB(0, 0), &q0, &d), 0);
+  assert_int_equal(ts_sweep_bound_quick(w, t, m, 16, FAB(0, host_in), &qh, &d), 0);
   ts_mapping *map = NULL;
   assert_int_equal(ts_sweep_apply(w, m, 16, &d), 0);
   assert_int_equal(ts_work_map(w, t, &map, &d), 0);
@@ -333,8 +336,8 @@ static void check_volume_term(ts_workload *w, const ts_topo *t,
  * last one waited for per stream go through one server per direction
  * whose end bounds the step. *fluid counts mappings the fluid lifts. */
 static void check_replay_host(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
-                              double host_in, double tp_out, uint32_t *verified,
-                              uint32_t *fluid) {
+                              double host_in, double tp_out, ts_time_ps startup,
+                              uint32_t *verified, uint32_t *fluid) {
   ts_diag d;
   ts_diag_clear(&d);
   ts_mapping *map = NULL;
@@ -390,11 +393,12 @@ static void check_replay_host(ts_workload *w, const ts_topo *t, const ts_sweep_m
       /* the TP egress term: a TP group inside one host moves, summed over
        * its p members, 2 (p-1) S for an all-reduce and (p-1) S for an
        * all-gather or a reduce-scatter through its members' NVLinks (no
-       * NVLS on an A100), tp_out at most out of each member */
+       * NVLS on an A100), tp_out at most out of each member, none of it
+       * before the operation's startup latency */
       if (tp_whole && g == TS_GROUP_TP && tp_out > 0 && p[g] > 1) {
         double out = S * (p[g] - 1) / p[g];
         if (ar) out = 2 * out;
-        if (ar || ag || rsc) lb = (ts_time_ps)(out / tp_out * 1e12);
+        if (ar || ag || rsc) lb = (ts_time_ps)(((double)startup / 1e12 + out / tp_out) * 1e12);
       }
       ts_time_ps st = now > free_at[g] ? now : free_at[g];
       if (tp_whole && g == TS_GROUP_TP && hi > st) st = hi;
@@ -437,7 +441,7 @@ static void check_replay_host(ts_workload *w, const ts_topo *t, const ts_sweep_m
   assert_int_equal(ts_work_host_members(w, t, bp.host_members, &bp.host_gpus), 0);
   ts_time_ps vol = ts_work_step_bound_volume(w, gpu_of(t), &bp), b;
   uint64_t key[2];
-  ts_sweep_fabric f = {0, host_in, tp_out, 0};
+  ts_sweep_fabric f = {.host_in_bps = host_in, .tp_out_bps = tp_out, .tp_startup_ps = startup};
   assert_int_equal(ts_sweep_bound(w, t, m, 16, &f, &b, key, &d), 0);
   if (b != (all > vol ? all : vol))
     fail_msg("tp %u cp %u dp %u z%u: replay bound %llu ps, recomputed %llu ps "
@@ -554,6 +558,10 @@ static void test_bound_below_step(void **state) {
   if (!(fab.tp_out_bps == nv && nv > 239e9 && nv < 241e9 && fab.nvls == 0 &&
         fab.ingress_bps == ingress && fab.host_in_bps == host_in))
     fail_msg("TP egress %g (NVLinks %g), nvls %u", fab.tp_out_bps, nv, fab.nvls);
+  /* the least startup: NCCL's launch (4 us) and its least base latency
+   * on Ampere (ring and tree LL 6.6 / 6.8 us, LL128 14, Simple 8.4; NVLS
+   * 0 but 25 us of NVLS latency): 10.6 us */
+  assert_int_equal(fab.tp_startup_ps, 10600000);
   /* the TP egress term counted three times over (tiny-dense's TP
    * collectives are small, so their rings pay latencies the term leaves
    * out: counted twice it still stays below every step) */
@@ -569,14 +577,14 @@ static void test_bound_below_step(void **state) {
     ts_time_ps b0, b;
     uint64_t key[2];
     ts_time_ps bg;
-    assert_int_equal(ts_sweep_bound(w, t, &z.maps[i], 16, &(ts_sweep_fabric){0, 0, 0, 0}, &b0, key, &d), 0);
-    assert_int_equal(ts_sweep_bound(w, t, &z.maps[i], 16, &(ts_sweep_fabric){ingress, 0, 0, 0}, &bg, key, &d), 0);
-    assert_int_equal(ts_sweep_bound(w, t, &z.maps[i], 16, &(ts_sweep_fabric){ingress, host_in, 0, 0}, &b, key, &d), 0);
+    assert_int_equal(ts_sweep_bound(w, t, &z.maps[i], 16, FAB(0, 0), &b0, key, &d), 0);
+    assert_int_equal(ts_sweep_bound(w, t, &z.maps[i], 16, FAB(ingress, 0), &bg, key, &d), 0);
+    assert_int_equal(ts_sweep_bound(w, t, &z.maps[i], 16, FAB(ingress, host_in), &b, key, &d), 0);
     assert_true(b >= bg && bg >= b0 && b0 > 0);
     /* the closed form (fill and drain along chunk 0) is below the replay
      * of the same compute and positive for every schedule here */
     ts_time_ps q, qc;
-    assert_int_equal(ts_sweep_bound_quick(w, t, &z.maps[i], 16, &(ts_sweep_fabric){0, 0, 0, 0}, &q, &d), 0);
+    assert_int_equal(ts_sweep_bound_quick(w, t, &z.maps[i], 16, FAB(0, 0), &q, &d), 0);
     if (!(q > 0 && q <= b0))
       fail_msg("mapping %u: quick bound %llu ps, replay %llu ps", i,
                (unsigned long long)q, (unsigned long long)b0);
@@ -586,14 +594,14 @@ static void test_bound_below_step(void **state) {
      * over dp > 1 */
     bool comm = z.maps[i].tp > 1 || (z.maps[i].zero >= 3 && z.maps[i].dp > 1);
     ts_time_ps qg;
-    assert_int_equal(ts_sweep_bound_quick(w, t, &z.maps[i], 16, &(ts_sweep_fabric){ingress, 0, 0, 0}, &qg, &d), 0);
+    assert_int_equal(ts_sweep_bound_quick(w, t, &z.maps[i], 16, FAB(ingress, 0), &qg, &d), 0);
     if (!(qg <= bg && (comm ? qg > q : qg == q)))
       fail_msg("mapping %u (tp %u): quick %llu ps, with TP %llu ps, replay %llu ps",
                i, z.maps[i].tp, (unsigned long long)q, (unsigned long long)qg,
                (unsigned long long)bg);
     /* the host term (ZeRO 3 gathers over a group spanning hosts) only
      * lifts it, and stays below the replay with the same terms */
-    assert_int_equal(ts_sweep_bound_quick(w, t, &z.maps[i], 16, &(ts_sweep_fabric){ingress, host_in, 0, 0}, &qc, &d), 0);
+    assert_int_equal(ts_sweep_bound_quick(w, t, &z.maps[i], 16, FAB(ingress, host_in), &qc, &d), 0);
     if (!(qc >= qg && qc <= b))
       fail_msg("mapping %u: quick %llu ps with the host term, %llu without, "
                "replay %llu ps", i, (unsigned long long)qc,
@@ -603,8 +611,9 @@ static void test_bound_below_step(void **state) {
       check_host_term(w, t, &z.maps[i], host_in, &quick_host_exact);
     if (z.maps[i].pp == 1 && z.maps[i].dp > 1 && z.maps[i].tp * z.maps[i].dp > 8) {
       check_volume_term(w, t, &z.maps[i], host_in, &volume_exact);
-      check_replay_host(w, t, &z.maps[i], host_in, 0, &replay_rs, &fluid);
-      check_replay_host(w, t, &z.maps[i], host_in, fab.tp_out_bps, &replay_tp, &fluid_tp);
+      check_replay_host(w, t, &z.maps[i], host_in, 0, 0, &replay_rs, &fluid);
+      check_replay_host(w, t, &z.maps[i], host_in, fab.tp_out_bps, fab.tp_startup_ps,
+                        &replay_tp, &fluid_tp);
       exact_tp += z.maps[i].tp > 1;
     }
     /* the TP egress term (fab) only lifts both bounds, the closed form
@@ -736,8 +745,8 @@ static void test_volume_cp(void **state) {
     uint32_t before = verified, fl = fluid;
     check_volume_term(w, t, m, host_in, &verified);
     assert_int_equal(verified, before + 1); /* > 0 on each of them */
-    check_replay_host(w, t, m, host_in, 0, &rs, &fluid);
-    check_replay_host(w, t, m, host_in, fab.tp_out_bps, &rs_tp, &fluid_tp);
+    check_replay_host(w, t, m, host_in, 0, 0, &rs, &fluid);
+    check_replay_host(w, t, m, host_in, fab.tp_out_bps, fab.tp_startup_ps, &rs_tp, &fluid_tp);
     fluid_cp += cp && fluid > fl;
     ts_time_ps q, b;
     uint64_t key[2];
@@ -829,6 +838,18 @@ static void test_tp_egress(void **state) {
   nv = nvlinks_of(t, ids[0]);
   assert_true(nv > 0 && ts_sweep_tp_egress(t, UINT32_MAX, NULL, &nvls) == nv);
   assert_int_equal(nvls, 1);
+  /* the least startup on Hopper: launch 4 us + ring LL 6.6 us, below NVLS
+   * (no base latency, 25 us of NVLS latency); 0 under --alpha (the
+   * alpha-beta model has none) and with free collectives (no term) */
+  assert_int_equal(ts_sweep_tp_startup(t, UINT32_MAX, NULL), 10600000);
+  ts_step_opts o;
+  ts_step_opts_default(&o);
+  o.alpha_ps = 0;
+  assert_int_equal(ts_sweep_tp_startup(t, UINT32_MAX, &o), 0);
+  ts_step_opts_default(&o);
+  o.free_comm = 1;
+  assert_true(ts_sweep_tp_startup(t, UINT32_MAX, &o) == 0 &&
+              ts_sweep_tp_egress(t, UINT32_MAX, &o, &nvls) == 0);
   ts_topo_free(t);
 }
 

@@ -114,6 +114,9 @@ typedef struct ts_step_bound_params {
                           what a member must send. 0: no such term */
   uint32_t tp_nvls;    /* 1: a group inside one host may run NVLS (the
                           switch reduces: a member sends less) */
+  ts_time_ps tp_startup_ps; /* with tp_out_bps: at most the once-per-
+                          operation latency before any transfer of a
+                          collective starts (ts_coll_min_startup) */
 } ts_step_bound_params;
 
 /* A lower bound on the step time ts_step_run gives for these programs

@@ -162,15 +162,22 @@ double ts_sweep_host_ingress(const ts_topo *t, uint32_t gpus);
 double ts_sweep_tp_egress(const ts_topo *t, uint32_t gpus, const ts_step_opts *o,
                           uint32_t *nvls);
 
+/* The least once-per-operation latency (ts_coll_min_startup) of the
+ * collectives ts_step_run would run on the first gpus GPUs under o (NULL:
+ * defaults): NCCL's cost structure of each GPU's generation, 0 with
+ * o->alpha_ps >= 0 or o->free_comm. ts_step_bound_params.tp_startup_ps. */
+ts_time_ps ts_sweep_tp_startup(const ts_topo *t, uint32_t gpus, const ts_step_opts *o);
+
 /* What the step bounds may assume about the fabric of one topology. */
 typedef struct ts_sweep_fabric {
   double ingress_bps;  /* ts_sweep_ingress; 0: collectives free */
   double host_in_bps;  /* ts_sweep_host_ingress; 0: no host terms */
   double tp_out_bps;   /* ts_sweep_tp_egress; 0: no TP egress term */
   uint32_t nvls;       /* its *nvls */
+  ts_time_ps tp_startup_ps; /* ts_sweep_tp_startup */
 } ts_sweep_fabric;
 
-/* All three for the first gpus GPUs of t under o (NULL: healthy). */
+/* All of them for the first gpus GPUs of t under o (NULL: healthy). */
 void ts_sweep_fabric_of(const ts_topo *t, uint32_t gpus, const ts_step_opts *o,
                         ts_sweep_fabric *f);
 /* Maps and compiles mapping m and sets *out to a lower bound on the step

@@ -34,6 +34,8 @@
 #include <string.h>
 
 #include "sweep/sweep_int.h"
+#include "topsim/ts_coll.h"
+#include "topsim/ts_exec.h"
 #include "topsim/ts_faults.h"
 #include "topsim/ts_route.h"
 
@@ -61,8 +63,7 @@ static int nvlink_may_fail(const ts_topo *t, const ts_step_opts *o) {
   return bad;
 }
 
-/* Node at the other end of direction dir's link, and whether it is an
- * NVLink to an NVSwitch. */
+/* 1 when direction dir is an NVLink into an NVSwitch. */
 static int nvswitch_dir(const ts_topo *t, uint32_t dir) {
   return ts_topo_link(t, dir >> 1)->kind == TS_LINK_NVLINK &&
          ts_topo_node(t, ts_topo_dir_head(t, dir))->kind == TS_NODE_NVSWITCH;
@@ -116,7 +117,8 @@ double ts_sweep_tp_egress(const ts_topo *t, uint32_t gpus, const ts_step_opts *o
   uint32_t ng = ts_topo_gpus(t, &ids);
   *nvls = 0;
   if (gpus < ng) ng = gpus;
-  if (!ng || nvlink_may_fail(t, o)) return 0;
+  /* free collectives: no time to bound */
+  if (!ng || (o && o->free_comm) || nvlink_may_fail(t, o)) return 0;
   double worst = 0;
   /* GPUs are in topology order, a host's GPUs one run after another in
    * the files topsim builds; a host met twice is checked against the GPUs
@@ -148,10 +150,38 @@ double ts_sweep_tp_egress(const ts_topo *t, uint32_t gpus, const ts_step_opts *o
   return worst;
 }
 
+/* Why ts_sweep_tp_startup is a lower bound: the step runner's
+ * communicators take NCCL's cost structure of rank 0's GPU generation
+ * (exec_colls_init, ts_exec_coll_params) unless o->alpha_ps >= 0 selects
+ * the alpha-beta model, and every plan lowered under it delays each
+ * transfer without dependencies by the chosen pair's startup (launch,
+ * base latency, NVLS latency: coll_plan.c add_startup, coll_ring.c for
+ * the closed-form ring), every other transfer waiting for one of those:
+ * the least startup over the GPUs' generations, algorithms and protocols
+ * is at most the delay before any byte of an instance moves. */
+ts_time_ps ts_sweep_tp_startup(const ts_topo *t, uint32_t gpus, const ts_step_opts *o) {
+  if (o && (o->alpha_ps >= 0 || o->free_comm)) return 0;
+  const uint32_t *ids;
+  uint32_t ng = ts_topo_gpus(t, &ids), last = UINT32_MAX;
+  ts_time_ps lo = 0;
+  for (uint32_t i = 0; i < ng && i < gpus; i++) {
+    uint32_t model = ts_topo_node(t, ids[i])->model;
+    if (model == last) continue;
+    last = model;
+    ts_coll_params p;
+    ts_coll_params_default(&p);
+    ts_coll_params_from_topo(t, ids[i], &p);
+    ts_time_ps s = ts_coll_min_startup(&p);
+    if (i == 0 || s < lo) lo = s;
+  }
+  return lo;
+}
+
 void ts_sweep_fabric_of(const ts_topo *t, uint32_t gpus, const ts_step_opts *o,
                         ts_sweep_fabric *f) {
   memset(f, 0, sizeof *f);
   f->ingress_bps = ts_sweep_ingress(t, gpus);
   f->host_in_bps = ts_sweep_host_ingress(t, gpus);
   f->tp_out_bps = ts_sweep_tp_egress(t, gpus, o, &f->nvls);
+  f->tp_startup_ps = ts_sweep_tp_startup(t, gpus, o);
 }

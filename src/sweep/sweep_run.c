@@ -221,6 +221,7 @@ static void fabric_params(const ts_sweep_fabric *f, ts_step_bound_params *bp) {
   bp->host_in_bps = f->host_in_bps;
   bp->tp_out_bps = f->tp_out_bps;
   bp->tp_nvls = f->nvls;
+  bp->tp_startup_ps = f->tp_startup_ps;
 }
 
 int ts_sweep_bound(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,

@@ -179,7 +179,7 @@ static double out_bytes(uint8_t kind, double S, uint32_t p, uint32_t nvls) {
  * (below) and, when tp_out > 0 (a group inside one host), the egress term. */
 static ts_time_ps kind_lb(uint8_t kind, uint64_t val, uint32_t p, uint32_t k,
                           double ingress, double host_in, double tp_out,
-                          uint32_t nvls) {
+                          uint32_t nvls, ts_time_ps startup) {
   if (p <= 1) return 0;
   double bytes = 0, host = 0, s = (double)val;
   switch (kind) {
@@ -191,8 +191,10 @@ static ts_time_ps kind_lb(uint8_t kind, uint64_t val, uint32_t p, uint32_t k,
   /* floor: a rounded-down time stays a lower bound */
   double t = ingress > 0 ? bytes / ingress : 0;
   if (host_in > 0 && k && k < p && host / host_in > t) t = host / host_in;
-  if (tp_out > 0 && out_bytes(kind, s, p, nvls) / tp_out > t)
-    t = out_bytes(kind, s, p, nvls) / tp_out;
+  /* no transfer starts before the operation's startup latency, so the
+   * bytes leave a member after it */
+  double eg = tp_out > 0 ? (double)startup / 1e12 + out_bytes(kind, s, p, nvls) / tp_out : 0;
+  if (eg > t) t = eg;
   return (ts_time_ps)(t * 1e12);
 }
 
@@ -206,7 +208,7 @@ static ts_time_ps coll_lb(const ts_step_ins *in, const ts_step_bound_params *bp)
   double out = in->group == TS_GROUP_TP ? tp_out_of(bp) : 0;
   return kind_lb(in->kind, in->val, bp->group_size[in->group],
                  bp->host_members[in->group], bp->ingress_bps, bp->host_in_bps,
-                 out, bp->tp_nvls);
+                 out, bp->tp_nvls, bp->tp_startup_ps);
 }
 
 /* Runs program i until it ends or meets a RECV whose message is not
@@ -364,10 +366,11 @@ static int tp_block_lb(const work_cfg *c, const ts_step_bound_params *bp,
   double in = bp->ingress_bps, hin = bp->host_in_bps;
   double eg = tp_out_of(bp);
   uint32_t nv = bp->tp_nvls;
+  ts_time_ps st = bp->tp_startup_ps;
   *out = c->sequence_parallel
-             ? kind_lb(TS_COLL_ALL_GATHER, S, c->tp, k, in, hin, eg, nv) +
-                   kind_lb(TS_COLL_REDUCE_SCATTER, S, c->tp, k, in, hin, eg, nv)
-             : kind_lb(TS_COLL_ALL_REDUCE, S, c->tp, k, in, hin, eg, nv);
+             ? kind_lb(TS_COLL_ALL_GATHER, S, c->tp, k, in, hin, eg, nv, st) +
+                   kind_lb(TS_COLL_REDUCE_SCATTER, S, c->tp, k, in, hin, eg, nv, st)
+             : kind_lb(TS_COLL_ALL_REDUCE, S, c->tp, k, in, hin, eg, nv, st);
   return 0;
 }
 
@@ -384,9 +387,9 @@ static ts_time_ps zero3_lb(const work_cfg *c, uint32_t s,
   /* work_comm.c's buckets: full buckets of bsz, then the rest */
   uint64_t total = ts_double_to_u64_sat(dense * 2);
   uint64_t bsz = c->dp_bucket ? c->dp_bucket : 1;
-  ts_time_ps full = kind_lb(TS_COLL_ALL_GATHER, bsz, p, k, in, hin, 0, 0);
+  ts_time_ps full = kind_lb(TS_COLL_ALL_GATHER, bsz, p, k, in, hin, 0, 0, 0);
   return (ts_time_ps)(total / bsz) * full +
-         kind_lb(TS_COLL_ALL_GATHER, total % bsz, p, k, in, hin, 0, 0);
+         kind_lb(TS_COLL_ALL_GATHER, total % bsz, p, k, in, hin, 0, 0, 0);
 }
 
 /* Per stage the forward (fb[0]) and backward + recompute (fb[1]) time of

@@ -51,8 +51,10 @@ int main(int argc, char **argv) {
                                       "... + host terms (gathers, volume)",
                                       "... + TP egress"};
   for (int pass = 0; pass < 4; pass++) {
-    ts_sweep_fabric f = {pass ? fab.ingress_bps : 0, pass >= 2 ? fab.host_in_bps : 0,
-                         pass == 3 ? fab.tp_out_bps : 0, fab.nvls};
+    ts_sweep_fabric f = fab;
+    f.ingress_bps = pass ? fab.ingress_bps : 0;
+    f.host_in_bps = pass >= 2 ? fab.host_in_bps : 0;
+    f.tp_out_bps = pass == 3 ? fab.tp_out_bps : 0;
     double lo = 0;
     uint32_t below[8] = {0};
     t0 = bench_now_s();
