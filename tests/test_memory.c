@@ -73,6 +73,52 @@ static void test_fsdp_interleaved(void **st) {
   ts_workload_free(w);
 }
 
+/* Llama 3 405B as Meta ran it (section 3.3.2; examples/validation/
+ * llama3-405b-16k-h100.yaml): TP 8 with sequence parallelism, PP 16, v = 8
+ * (one layer per chunk on stages 1-14), s = 8192, b = 1, no dropout, no
+ * recompute, FSDP with fp32 gradients reduced once per step. Per layer and
+ * micro-batch, Korthikanti's table 2 term by term for a Llama layer, all
+ * split by sp = 8: the two RMSNorms' inputs and outputs 8, Q K V O
+ * 2 (16384 + 1024 + 1024 + 16384) / h = 4.25, SwiGLU's gate, up and
+ * product 6 f / h = 19.5, the fp32 softmax statistics 4 a / h = 1/32:
+ * s b h (8 + 23.78125) / 8 = 533,200,896 bytes. In flight on stage 1:
+ * Megatron's (and PyTorch's ScheduleInterleaved1F1B's) warm-up
+ * 2 (pp - 2) + (v - 1) N + 1 units with N = 16 micro-batches per round
+ * (m = 32: rounds = m / pp = 2, N = m / rounds = 16): 141 units at 8K GPUs
+ * (DP 64), all m v = 128 at 16K (DP 128, m = 16). Gradients: the fp32
+ * shard 4 P / 64 plus, at 8K, all eight chunks' unsharded fp32
+ * accumulators (backward unit 112 of the steady phase, which lasts
+ * 256 - 140 = 116 pairs), P = 8 layers x 398,467,072 per TP rank; at
+ * 16K only the last chunk's (its first backward is the peak). */
+static void test_llama3_405b_stage1(void **st) {
+  (void)st;
+  ts_workload *w = load_text(
+      "topsim: 1\nname: llama3\n"
+      "model: {layers: 126, hidden: 16384, ffn_hidden: 53248, heads: 128,"
+      " kv_heads: 8, seq_len: 8192, vocab: 128256, activation: swiglu,"
+      " position_embedding: rope}\n"
+      "training: {global_batch: 2048, schedule: interleaved,"
+      " virtual_stages: 8, dropout: false, dp_mode: fsdp, grad_dtype: fp32,"
+      " sequence_parallel: true, first_stage_layers: 7,"
+      " last_stage_layers: 7}\n"
+      "parallelism: {tp: 8, pp: 16, dp: 64}\n");
+  /* P per layer and TP rank: (h (q + 2k) + q h + 3 h f) / 8 = 398,458,880
+   * plus the two norms' 4 h / 8 = 8,192 (weight and bias as LayerNorm
+   * has them; RMSNorm's have no bias, 0.001% of P) */
+  const double layer = 533200896.0, pl = 398467072.0;
+  ts_mem_breakdown b = mem(w, 1);
+  assert_true(fabs((double)b.activations - 141 * layer) < 2);
+  assert_true(fabs((double)b.grads - (4 * 8 * pl / 64 + 4 * 8 * pl)) < 2);
+  assert_true(fabs((double)b.weights - 2 * 8 * pl) < 2);
+  /* 88.9 GiB in all: over the 80 GiB of the card, let alone 74.5 */
+  assert_true(b.total > 88.8 * 1073741824.0 && b.total < 89.0 * 1073741824.0);
+  tu_set(w, "dp", "128");
+  b = mem(w, 1);
+  assert_true(fabs((double)b.activations - 128 * layer) < 2);
+  assert_true(fabs((double)b.grads - (4 * 8 * pl / 128 + 4 * pl)) < 2);
+  ts_workload_free(w);
+}
+
 /* One MoE layer: h 128, 4 heads, SwiGLU, 4 experts, top-2 of width 64,
  * s 256, no dropout, FlashAttention, tp 1. Bytes per token:
  *   norm inputs and outputs 8h = 1024; Q, K, V, O 2 x 4 x 128 = 1024;
@@ -128,6 +174,7 @@ static void test_bf16_moments(void **st) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fsdp_interleaved),
+      cmocka_unit_test(test_llama3_405b_stage1),
       cmocka_unit_test(test_moe_activation_cache),
       cmocka_unit_test(test_bf16_moments),
   };

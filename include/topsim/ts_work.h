@@ -79,7 +79,7 @@ typedef enum ts_op_kind {
   TS_OP_ATTN_VALUE, TS_OP_ATTN_OUT, TS_OP_MLP_UP, TS_OP_MLP_ACT,
   TS_OP_MLP_DOWN, TS_OP_ROUTER, TS_OP_EXPERT_UP, TS_OP_EXPERT_DOWN,
   TS_OP_ELEMENTWISE, TS_OP_LOGITS, TS_OP_OPTIMIZER, TS_OP_KIND_COUNT
-} ts_op_kind;
+} ts_op_kind; /* TS_OP_LOGITS: the output layer's GEMM and the loss after it */
 
 /* One kernel-level operation of one micro-batch on one GPU. */
 typedef struct ts_op {

@@ -19,8 +19,9 @@
  *   elementwise  residual adds, dropout, bias: 6 passes of T*h, and with
  *                dropout its two 1-byte masks (written; read in backward)
  * Embedding (first stage) is a gather; logits (last stage) 2*T*h*V/t with
- * fp32 logits written. Backward = 2x forward FLOPs and bytes (data + weight
- * gradients). Full recompute repeats every forward op before its backward;
+ * BF16 logits written, then the cross-entropy loss over them (loss_op: 38
+ * bytes per logit forward, 14 backward). Backward = 2x forward FLOPs and
+ * bytes (data + weight gradients). Full recompute repeats every forward op before its backward;
  * selective recompute repeats attn_score and attn_value (Megatron-LM
  * checkpoints the core attention, the fused kernel included; MLA models
  * follow DeepSeek-V3's recipe instead). Once per step the
@@ -53,6 +54,7 @@ typedef struct op_list {
   double gm, gn, gk, gg; /* shape of the next pushed GEMM (0: not a GEMM) */
   double ab;             /* block efficiency of the next attention op (0: 1) */
   bool bf16;             /* the next GEMM runs in BF16 whatever the dtype */
+  uint32_t kernels;      /* kernels of the next op (0: 1 forward, 2 backward) */
 } op_list;
 
 /* The next push is a GEMM of M x N outputs, inner dimension K, in G equal
@@ -94,7 +96,7 @@ static ts_time_ps roofline(const op_list *L, double flops, double bytes,
   if (fp8 && L->gm > 0 && bw > 0)
     t += work_fp8_cast_bytes(L->gm, L->gn, L->gk, L->gg, bwd) / bw +
          work_launch_gap_s();
-  t += (bwd ? 2 : 1) * work_launch_gap_s();
+  t += (L->kernels ? L->kernels : bwd ? 2 : 1) * work_launch_gap_s();
   /* Saturate at 2^62 ps: beyond the simulated-time budget, which the engine
    * then refuses, and never an undefined llround past int64. */
   uint64_t ps = ts_double_to_u64_sat(t * 1e12);
@@ -128,6 +130,7 @@ static void push(op_list *L, ts_op_kind k, ts_phase ph, int32_t layer,
   o->time = roofline(L, flops, bytes, e, ph);
   L->gm = L->gn = L->gk = L->gg = L->ab = 0;
   L->bf16 = false;
+  L->kernels = 0;
 }
 
 /* Parts of a layer's forward that layer_ops appends. */
@@ -237,6 +240,22 @@ static void layer_ops(op_list *L, uint32_t layer, ts_phase ph, double mult,
        m * (h * f / t * wb + 2 * tok * f / t + 2 * tok * h), EFF_GEMM);
 }
 
+/* The loss over the n = T V / t logits of the GPU, Megatron-LM's
+ * vocab-parallel cross-entropy (megatron/core/tensor_parallel/
+ * cross_entropy.py), each pass over all n logits at HBM speed. Forward:
+ * the BF16 logits cast to fp32 (2 + 4 bytes per logit), their max (4),
+ * the max subtracted in place (4 + 4), exp in place (4 + 4), the sum (4),
+ * the division into the softmax kept for backward (4 + 4): 38 n bytes in
+ * 6 kernels. Backward: the softmax times the loss gradient in place
+ * (4 + 4), cast back to BF16 for the output layer (4 + 2): 14 n bytes in
+ * 2 kernels. The per-token gathers and TP all-reduces touch T values, a
+ * (V / t)-th of that, and are left out. No model FLOPs. */
+static void loss_op(op_list *L, ts_phase ph, double n) {
+  int bwd = ph == TS_PHASE_BWD;
+  L->kernels = bwd ? 2 : 6;
+  push(L, TS_OP_LOGITS, ph, -1, 0, (bwd ? 14 : 38) * n, EFF_GEMM);
+}
+
 /* The embedding gather (first virtual stage) or the output layer (last);
  * one call per edge, so a single-stage pipeline, where both edges sit on
  * one stage, counts each once. */
@@ -251,10 +270,13 @@ static void edge_op(op_list *L, bool logits, ts_phase ph, double mult) {
      * GPTModel: tensor_parallel.ColumnParallelLinear; DeepSeek-V3 report
      * section 3.3.1 keeps the output head in BF16 too): a BF16 GEMM with
      * BF16 weights in an FP8 model, no casts */
+    bool bwd = ph == TS_PHASE_BWD;
+    if (bwd && V > 0) loss_op(L, ph, T * V / t); /* the loss's gradient first */
     shape(L, T, V / t, h, 1);
     L->bf16 = true;
     push(L, TS_OP_LOGITS, ph, -1, mult * 2 * T * h * V / t,
-         mult * (h * V / t * 2 + 2 * T * h + 4 * T * V / t), EFF_GEMM);
+         mult * (h * V / t * 2 + 2 * T * h + 2 * T * V / t), EFF_GEMM);
+    if (!bwd && V > 0) loss_op(L, ph, T * V / t);
   }
 }
 
@@ -353,7 +375,7 @@ int ts_work_ops(const ts_workload *w, const ts_gpu_model *gpu, uint32_t stage,
   work_derive(w, &c);
   if (stage >= c.pp || ep_rank >= c.ep || work_validate(w, NULL))
     return TS_EINVALID;
-  op_list L = {NULL, 0, 0, &c, gpu, 0, 0, 0, 0, 0, 0, false};
+  op_list L = {NULL, 0, 0, &c, gpu, 0, 0, 0, 0, 0, 0, false, 0};
   double share = c.experts ? work_moe_rank_share(&c, ep_rank) : 0;
   uint32_t v = work_chunks(&c);
   for (uint32_t ch = 0; ch < v; ch++) chunk_ops(&L, stage, ch, share, true);
