@@ -3,7 +3,8 @@
 # the shortcuts that are not exact (docs/model.md "Bounded shortcuts"):
 # ZeRO 2's back-to-back gradient buckets run as one batch, TP 4 and CP 2
 # rings compact. On the bundled 4:1 fabric (1,024 A100, DP x CP rings over
-# the oversubscribed leaves) the step stays within 1% of --exact, bytes per
+# the oversubscribed leaves; TP and CP instances also replayed beside the
+# flows on their NVLinks) the step stays within 1% of --exact, bytes per
 # GPU are equal, fewer collectives and events run; --exact wins over
 # --bounded (byte-identical to --exact alone), and the default run is the
 # exact one (the JSON bar counters equals --exact's).
@@ -37,6 +38,10 @@ assert cb["collectives"] < ce["collectives"], (cb["collectives"], ce["collective
 assert cb["events"] < cd["events"] < ce["events"]
 assert d == e, "the default run is not the exact one"
 assert eb == e and ceb == ce, "--exact --bounded differs from --exact"
+# TP / CP instances replayed beside the gradient rings' NVLink hops: only
+# with --bounded, and counted among the replays
+assert 0 < cb["replayed_beside"] <= cb["replayed"], cb
+assert cd["replayed_beside"] == 0 and ce["replayed_beside"] == 0
 PY
 "$bin" run --help | grep -q -- '--bounded' && ok || note "--bounded in --help"
 lib_summary

@@ -657,6 +657,10 @@ static const char *zero2_cp =
     "           zero_stage: 2, dp_bucket_size: 8MB}\n"
     "parallelism: {tp: 4, cp: 2, pp: 2, dp: 64, order: tp-cp-dp-pp}\n";
 
+/* The bounded side's replays beside active flows in the last
+ * bounded_case (exec_step_run.c quiet_stretch). */
+static uint64_t beside_last;
+
 /* Bounded and exact steps of yaml on topo (link fail_name down); asserts
  * the bounded one within 1% of the exact step, its critical rank's
  * breakdown within 1% of the step, bytes equal, and that it merged
@@ -686,11 +690,17 @@ static double bounded_case(const char *yaml, const char *topo,
   assert_true(e.critical.exposed[TS_DIM_DP] > 0); /* DP is contended */
   assert_true(b.collectives < e.collectives);     /* batches ran */
   assert_true(b.sim.events_processed < e.sim.events_processed);
+  assert_true(b.replayed_beside <= b.replayed);
+  assert_int_equal(e.replayed_beside, 0);
+  beside_last = b.replayed_beside;
   if (getenv("TOPSIM_TEST_VERBOSE"))
-    print_message("bounded %.9f s, exact %.9f s, events %llu / %llu\n",
+    print_message("bounded %.9f s, exact %.9f s, events %llu / %llu, "
+                  "replayed %llu (beside %llu)\n",
                   ts_ps_to_s(b.step_time), ts_ps_to_s(e.step_time),
                   (unsigned long long)b.sim.events_processed,
-                  (unsigned long long)e.sim.events_processed);
+                  (unsigned long long)e.sim.events_processed,
+                  (unsigned long long)b.replayed,
+                  (unsigned long long)b.replayed_beside);
   ts_step_result_free(&b);
   ts_step_result_free(&e);
   ts_route_state_free(st);
@@ -714,15 +724,19 @@ static void quiet_cp_exact(void **state) {
   assert_true(dp > 0);
 }
 
+/* Here TP and CP instances also run beside the gradient rings' NVLink
+ * hops (bounded quiet replays, quiet_stretch): some must. */
 static void bounded_oversubscribed(void **state) {
   (void)state;
   bounded_case(zero2_cp, "topologies/cluster-2tier-4to1.yaml", NULL);
+  assert_true(beside_last > 0);
 }
 
 static void bounded_failed_spine(void **state) {
   (void)state;
   bounded_case(zero2_cp, "topologies/cluster-2tier-4to1.yaml",
                "compute/spine-g0-0");
+  assert_true(beside_last > 0);
 }
 
 /* One SuperPOD SU (20 DGX A100 under shared spines), DP outermost. */
@@ -735,6 +749,7 @@ static void bounded_shared_spines(void **state) {
       "           zero_stage: 2, dp_bucket_size: 8MB}\n"
       "parallelism: {tp: 4, cp: 2, pp: 2, dp: 10, order: tp-cp-pp-dp}\n";
   bounded_case(y, "topologies/superpod-a100-1su.yaml", NULL);
+  assert_true(beside_last > 0);
 }
 
 /* Skewed MoE (Zipf 1.0), EP 4 across hosts, ZeRO 2 gradients in buckets

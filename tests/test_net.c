@@ -194,6 +194,40 @@ static void test_maxmin_three(void **state) {
   w_free(&w);
 }
 
+/* ts_net_dir_rates on test_maxmin_three's flows at 1 ms (all three still
+ * active): L1 carries A at 3 and C at 7 GB/s (sum 10, max 7), L2 A and B
+ * at 3 GB/s each (sum 6, max 3); L2's reverse direction nothing. Chunk
+ * fidelity and a direction out of range: TS_EUSAGE with zeros. */
+static void test_dir_rates(void **state) {
+  world w;
+  ts_topo *t = tg_new(3);
+  tg_link(t, 0, 1, 10 * GBs, 0);
+  tg_link(t, 1, 2, 6 * GBs, 0);
+  tg_done(&w, t, TS_NET_FLOW);
+  uint32_t pa[] = {0, 2}, pb[] = {2}, pc[] = {0};
+  send1(&w, pa, 2, 21000000, 0, 0);
+  send1(&w, pb, 1, 21000000, 0, 1);
+  send1(&w, pc, 1, 21000000, 0, 2);
+  assert_int_equal(ts_sim_run_until(w.sim, TS_PS_PER_MS), 0);
+  double sum = -1, max = -1;
+  assert_int_equal(ts_net_dir_rates(w.net, 0, &sum, &max), 0);
+  assert_true(sum == 10 * GBs && max == 7 * GBs);
+  assert_int_equal(ts_net_dir_rates(w.net, 2, &sum, &max), 0);
+  assert_true(sum == 6 * GBs && max == 3 * GBs);
+  assert_int_equal(ts_net_dir_rates(w.net, 3, &sum, &max), 0);
+  assert_true(sum == 0 && max == 0);
+  assert_int_equal(ts_net_dir_rates(w.net, 4, &sum, &max), TS_EUSAGE);
+  run(&w);
+  w_free(&w);
+  ts_topo *t2 = tg_new(2);
+  tg_link(t2, 0, 1, 10 * GBs, 0);
+  tg_done(&w, t2, TS_NET_CHUNK);
+  sum = max = -1;
+  assert_int_equal(ts_net_dir_rates(w.net, 0, &sum, &max), TS_EUSAGE);
+  assert_true(sum == 0 && max == 0);
+  w_free(&w);
+}
+
 /* Late arrival on one 10 GB/s link: A = 10 MB at t = 0; B = 2.5 MB sent
  * at 0 with alpha_sw = 250 us. Until 250 us A runs alone (2.5 MB done);
  * then both at 5 GB/s: B needs 500 us and finishes at 750 us, when A has
@@ -878,6 +912,7 @@ int main(void) {
       cmocka_unit_test(test_two_share),
       cmocka_unit_test(test_incast),
       cmocka_unit_test(test_maxmin_three),
+      cmocka_unit_test(test_dir_rates),
       cmocka_unit_test(test_late_arrival),
       cmocka_unit_test(test_degraded),
       cmocka_unit_test(test_down_and_bad_paths),

@@ -179,6 +179,13 @@ double ts_net_dir_bandwidth(const ts_net *net, uint32_t dir);
  * chunk is serialised), 0 when dir is out of range. */
 uint32_t ts_net_dir_active(const ts_net *net, uint32_t dir);
 
+/* Sum and maximum of the rates (bytes/s) of the flows active on direction
+ * dir now, into *sum and *max: 0; 1 when a solve is due there (a flow
+ * entered or left at this instant: the rates are not settled); TS_EUSAGE
+ * under chunk fidelity or for an out-of-range dir (both 0). */
+int ts_net_dir_rates(const ts_net *net, uint32_t dir, double *sum,
+                     double *max);
+
 /* Copies direction dir's counters to *out (busy time includes a busy
  * period still open at now). TS_EINVALID if dir is out of range. */
 int ts_net_dir_stats_get(const ts_net *net, uint32_t dir,

@@ -80,8 +80,10 @@ typedef struct ts_step_opts {
   int bounded;           /* 1: also the shortcuts that are not exact
                             (docs/model.md "Bounded shortcuts"): back-to-
                             back collectives of a stream run as one, rings
-                            of 2-7 ranks compact; within 1% of the step on
-                            tests/test_exec.c's contended cases, 0.02-3.2%
+                            of 2-7 ranks compact, TP / CP instances inside
+                            a host replayed beside flows that keep their
+                            rates; within 1% of the step on
+                            tests/test_exec.c's contended cases, 0.01-3.1%
                             on GPT-3 175B mappings (docs/performance.md).
                             Ignored with exact. 0 (default): only exact
                             shortcuts */
@@ -163,6 +165,9 @@ typedef struct ts_step_result {
   uint64_t transfers, wire_bytes; /* ts_exec counters */
   uint64_t replayed;          /* collectives replayed from an isolated run
                                  (0 with opts.exact) */
+  uint64_t replayed_beside;   /* of those, replayed beside active flows
+                                 that keep their rates (--bounded only,
+                                 exec_step_run.c quiet_stretch) */
   uint64_t memo_runs;         /* isolated runs made for replays (the
                                  attempt that stood) */
   uint64_t memo_shared;       /* memos taken, renamed, from an image's

@@ -56,9 +56,11 @@ static void run_help(void) {
       "                       network model (slower; docs/performance.md)\n"
       "  --bounded            also the shortcuts that are not exact: back-to-\n"
       "                       back gradient buckets run as one, rings of 2-7\n"
-      "                       ranks compact (faster; the step moved by up\n"
-      "                       to 3.2%% under heavy contention, 1%% on the\n"
-      "                       test cases; docs/performance.md)\n");
+      "                       ranks compact, TP and CP collectives inside a\n"
+      "                       host replayed beside flows that keep their\n"
+      "                       rates (faster; the step moved by up to 3.1%%\n"
+      "                       under heavy contention, 1%% on the test\n"
+      "                       cases; docs/performance.md)\n");
   fputs(cli_faults_help, stdout);
   printf(
       "output:\n"
@@ -325,9 +327,10 @@ static void print_stats(const ts_step_result *r, FILE *o) {
           (unsigned long long)r->net.bytes_delivered,
           (unsigned long long)r->net.solves);
   fprintf(o, "  ranks_simulated: %u\n  fold: %s\n", r->ranks_simulated, r->fold);
-  fprintf(o, "  replayed: %llu\n  attempts: %u\n  isolated_runs: %llu\n"
-             "  isolated_shared: %llu\n",
-          (unsigned long long)r->replayed, r->attempts,
+  fprintf(o, "  replayed: %llu\n  replayed_beside: %llu\n  attempts: %u\n"
+             "  isolated_runs: %llu\n  isolated_shared: %llu\n",
+          (unsigned long long)r->replayed,
+          (unsigned long long)r->replayed_beside, r->attempts,
           (unsigned long long)r->memo_runs, (unsigned long long)r->memo_shared);
 }
 

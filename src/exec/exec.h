@@ -95,6 +95,14 @@ void exec_cache_reset(ts_exec *x);
 int exec_coll_init(ts_exec *x);
 void exec_coll_fini(ts_exec *x);
 
+/* ts_exec_coll_start that also keeps *unposted, the count of the plan's
+ * transfers not yet posted to the network (joins never are): set at the
+ * start, decremented as each is posted, so 0 once every flow the run will
+ * ever make exists (quiet replays, exec_step_run.c). */
+int exec_coll_start_counted(ts_exec *x, const ts_coll_plan *plan,
+                            double hbm_bw, ts_coll_done_fn fn, void *ctx,
+                            uint64_t tag, uint32_t *unposted);
+
 /* True when plan is one transfer that starts at once (no deps, no join,
  * no reduction timer at hbm_bw): exec_coll_send1 can run it. */
 bool exec_coll_single(const ts_coll_plan *plan, double hbm_bw);
@@ -166,6 +174,10 @@ typedef struct exec_plan_ent {
                                    sees the plan use (after dir_rep) */
   ts_time_ps *qend;             /* ... and when, after the start, its last
                                    flow leaves each of them */
+  ts_time_ps *qbusy;            /* ... busy time there in isolation */
+  uint64_t *qbytes;             /* ... bytes there in isolation */
+  uint32_t *qpeak;              /* ... most flows at once there */
+  uint8_t qnvl;                 /* ... all of them NVLinks (one host) */
   struct exec_plan_ent *next;
 } exec_plan_ent;
 
@@ -176,6 +188,8 @@ typedef struct exec_group {
   uint8_t op;
   ts_time_ps max_t;             /* lookahead: latest arrival so far */
   ts_time_ps extra;             /* the running batch's delay still due */
+  uint32_t unposted;            /* live instance: transfers not yet posted
+                                   (exec_coll_start_counted) */
 } exec_group;
 
 typedef struct exec_colls {

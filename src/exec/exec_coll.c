@@ -34,6 +34,8 @@ struct exec_run {
   uint32_t *pending;       /* per transfer: unfinished deps */
   uint32_t *succ_off, *succ; /* successors (CSR) */
   exec_run *prev, *next;
+  uint32_t *unposted;      /* caller's count of transfers still to post,
+                              or NULL (exec_coll_start_counted) */
 };
 
 int exec_coll_init(ts_exec *x) {
@@ -266,6 +268,7 @@ static int xfer_post(ts_exec *x, const ts_coll_xfer *xf, ts_net_done_fn fn,
 
 static void xfer_send(exec_run *r, uint32_t i) {
   ts_diag d;
+  if (r->unposted) --*r->unposted;
   int rc = xfer_post(r->x, &ts_coll_plan_xfers(r->plan)[i], on_net_done, r,
                      i, &d);
   if (rc) fail(r, rc, &d);
@@ -313,10 +316,22 @@ static void on_start(ts_sim *sim, void *ctx, uint64_t arg) {
 
 int ts_exec_coll_start(ts_exec *x, const ts_coll_plan *plan, double hbm_bw,
                        ts_coll_done_fn fn, void *ctx, uint64_t tag) {
+  return exec_coll_start_counted(x, plan, hbm_bw, fn, ctx, tag, NULL);
+}
+
+int exec_coll_start_counted(ts_exec *x, const ts_coll_plan *plan,
+                            double hbm_bw, ts_coll_done_fn fn, void *ctx,
+                            uint64_t tag, uint32_t *unposted) {
   exec_run *r = calloc(1, sizeof *r);
   if (!r) return TS_ENOMEM;
   *r = (exec_run){x, plan, hbm_bw, fn, ctx, tag, ts_coll_plan_count(plan),
-                  NULL, NULL, NULL, NULL, x->runs};
+                  NULL, NULL, NULL, NULL, x->runs, unposted};
+  if (unposted) { /* every transfer but joins posts once */
+    const ts_coll_xfer *xf = ts_coll_plan_xfers(plan);
+    *unposted = 0;
+    for (uint32_t i = 0; i < r->left; i++)
+      *unposted += !(xf[i].flags & TS_COLL_XFER_JOIN);
+  }
   if (run_index(r) ||
       ts_sim_schedule_in(x->sim, 0, on_start, r, 0, NULL)) {
     run_free(r);

@@ -62,6 +62,9 @@ static void group_free(exec_group *G) {
     ts_coll_plan_free(e->fplan);
     free(e->qdir);
     free(e->qend);
+    free(e->qbusy);
+    free(e->qbytes);
+    free(e->qpeak);
     exec_memo_free(e->memo);
     free(e);
   }

@@ -179,20 +179,29 @@ static void claim_groups(claims *C, const ts_mapping *m, uint8_t *cand[]) {
   }
 }
 
-/* Pipeline sends: every (rank, destination stage) its program sends to. */
-static void claim_pp(claims *C, const ts_mapping *m, const ts_step_progs *sp) {
+/* Pipeline sends: every (rank, destination stage) its program sends to,
+ * each pair routed once (claims are idempotent; an interleaved program
+ * alternates between its two neighbours, so a "same as the last peer"
+ * test routed nearly every send). 0 or TS_ENOMEM. */
+static int claim_pp(claims *C, const ts_mapping *m, const ts_step_progs *sp) {
   uint32_t user = user_id(TS_GROUP_PP, 0);
+  uint32_t pp = ts_mapping_group_size(m, TS_GROUP_PP);
+  uint32_t *seen = calloc((size_t)pp + 1, sizeof *seen); /* stage: r + 1 */
+  if (!seen) return TS_ENOMEM;
   for (uint32_t r = 0; r < ts_mapping_ranks(m); r++) {
     const ts_step_prog *p = ts_step_progs_rank(sp, m, r);
     const ts_rank_label *lb = ts_mapping_rank(m, r);
-    uint32_t last = UINT32_MAX;
     for (uint32_t i = 0; i < p->n; i++) {
-      if (p->ins[i].op != TS_SI_SEND || p->ins[i].peer == last) continue;
-      last = p->ins[i].peer;
-      const ts_rank_label *q = member(m, TS_GROUP_PP, lb->group[TS_GROUP_PP], last);
+      uint32_t peer = p->ins[i].peer;
+      if (p->ins[i].op != TS_SI_SEND || peer >= pp || seen[peer] == r + 1)
+        continue;
+      seen[peer] = r + 1;
+      const ts_rank_label *q = member(m, TS_GROUP_PP, lb->group[TS_GROUP_PP], peer);
       claim_route(C, lb->gpu, q->gpu, user);
     }
   }
+  free(seen);
+  return 0;
 }
 
 static int exclusive(const claims *C, const ts_mapping *m, uint32_t g,
@@ -235,7 +244,9 @@ int exec_fast_init(exec_fast *F, const ts_exec *x, const ts_mapping *m,
   }
   if (!rc) {
     claim_groups(&C, m, F->excl);
-    claim_pp(&C, m, sp);
+    rc = claim_pp(&C, m, sp);
+  }
+  if (!rc) {
     for (uint32_t g = 0; g < TS_GROUP_COUNT; g++) {
       int fits = outstanding(sp, g) < EXEC_AHEAD_RING;
       for (uint32_t id = 0; id < ts_mapping_group_count(m, (ts_group)g); id++)

@@ -246,12 +246,18 @@ static int plan_of(step_state *S, uint32_t g, uint32_t id, exec_plan_ent **e) {
  * them only where the instance ran alone, where the replay is exact. */
 
 /* Directions the network sees e's plan use: its isolated footprint through
- * the fold's representatives. 0 or TS_ENOMEM. */
+ * the fold's representatives, each with when its last flow left it, its
+ * bytes and busy time (the most of any direction of its orbit: they are
+ * images) and its peak flow count. 0 or TS_ENOMEM. */
 static int quiet_dirs(step_state *S, exec_plan_ent *e) {
   const exec_memo *M = e->memo;
   e->qdir = malloc(((size_t)M->n + 1) * sizeof *e->qdir);
   e->qend = malloc(((size_t)M->n + 1) * sizeof *e->qend);
-  if (!e->qdir || !e->qend) return TS_ENOMEM;
+  e->qbusy = malloc(((size_t)M->n + 1) * sizeof *e->qbusy);
+  e->qbytes = malloc(((size_t)M->n + 1) * sizeof *e->qbytes);
+  e->qpeak = malloc(((size_t)M->n + 1) * sizeof *e->qpeak);
+  if (!e->qdir || !e->qend || !e->qbusy || !e->qbytes || !e->qpeak)
+    return TS_ENOMEM;
   for (uint32_t i = 0; i < M->n; i++) {
     uint32_t d = M->dir[i];
     if (S->x->dir_rep && S->x->dir_rep[d] != UINT32_MAX) d = S->x->dir_rep[d];
@@ -260,11 +266,52 @@ static int quiet_dirs(step_state *S, exec_plan_ent *e) {
     if (!S->x->dir_rep || j == e->nq) {
       j = e->nq++;
       e->qdir[j] = d;
-      e->qend[j] = 0;
+      e->qend[j] = e->qbusy[j] = 0;
+      e->qbytes[j] = 0;
+      e->qpeak[j] = 0;
     }
     if (M->end[i] > e->qend[j]) e->qend[j] = M->end[i];
+    if (M->busy[i] > e->qbusy[j]) e->qbusy[j] = M->busy[i];
+    if (M->bytes[i] > e->qbytes[j]) e->qbytes[j] = M->bytes[i];
+    if (M->peak[i] > e->qpeak[j]) e->qpeak[j] = M->peak[i];
   }
+  e->qnvl = 1;
+  for (uint32_t j = 0; j < e->nq; j++)
+    e->qnvl &= ts_topo_link(S->t, e->qdir[j] >> 1)->kind == TS_LINK_NVLINK;
   return 0;
+}
+
+/* Bounded (--bounded), for an instance inside one host's NVLinks (every
+ * direction it uses is an NVLink: pipeline sends and DP rings reach NIC
+ * directions often enough that windows there would keep voiding the
+ * attempt): how much later than in isolation the instance
+ * would end if it ran beside the flows now active on its directions, or
+ * -1 when it may not be replayed beside them. It may when every such flow
+ * is held below what the instance leaves it: on each direction d with
+ * capacity c, active rates summing to L (at most m each) and the
+ * instance's peak of k flows there, (c - L) / k >= m, so progressive
+ * filling gives those flows the rates they have now (their bottleneck is
+ * elsewhere) and the instance the rest, c - L. Its bytes B on d, sent in
+ * busy time b alone, then take max(b, B / (c - L)); the instance ends
+ * later by the most any direction adds. Approximate: the active flows'
+ * rates are taken as constant over the window (they may rise up to their
+ * own bottlenecks meanwhile, which an exact run would charge to the
+ * instance) and a rate change of theirs does not void the replay. */
+static ts_time_ps quiet_stretch(step_state *S, const exec_plan_ent *e) {
+  ts_time_ps most = 0;
+  for (uint32_t i = 0; i < e->nq; i++) {
+    uint32_t d = e->qdir[i];
+    if (!ts_net_dir_active(S->net, d)) continue;
+    double sum, max;
+    if (ts_net_dir_rates(S->net, d, &sum, &max)) return -1;
+    double left = ts_net_dir_bandwidth(S->net, d) - sum;
+    uint32_t k = e->qpeak[i] ? e->qpeak[i] : 1;
+    if (!(left > 0) || left / k < max * (1 + 1e-9)) return -1;
+    double t = (double)e->qbytes[i] / left * 1e12;
+    if (t > (double)e->qbusy[i] && t - (double)e->qbusy[i] > (double)most)
+      most = (ts_time_ps)(t - (double)e->qbusy[i] + 0.5);
+  }
+  return (ts_time_ps)most;
 }
 
 /* The instance of (g, id) starting now, the same in every attempt: group
@@ -284,6 +331,28 @@ static bool quiet_skipped(const step_state *S, uint64_t key) {
   return lo < S->nskip && S->skip[lo] == key;
 }
 
+/* Other streams of the members of (g, id): 0 when none has an instance
+ * arrived and not done; 1 when every such instance is running with all
+ * its transfers posted (its flows exist: the direction test sees them),
+ * whatever is queued behind it; 2 when one is gathering (it may start any
+ * time) or still has transfers to post. Exact quiet replays need 0: the
+ * next instance queued on a stream starts, and its flows with it, when
+ * the running one ends. */
+static int quiet_streams(const step_state *S, uint32_t g, uint32_t id) {
+  int worst = 0;
+  for (uint32_t i = 0; i < run_size(S, g); i++) {
+    uint32_t q = ts_mapping_group_member(S->m, (ts_group)g, id, i);
+    for (uint32_t h = 0; h < TS_GROUP_COUNT; h++) {
+      const step_stream *st = &S->rank[q].st[h];
+      if (h == g || st->arrived == st->done) continue;
+      const exec_group *H = &S->colls.groups[h][label(S, q)->group[h]];
+      if (H->arrived || H->unposted) return 2;
+      worst = 1;
+    }
+  }
+  return worst;
+}
+
 /* True when the instance of (g, id) starting now was replayed (a timer
  * scheduled); false to run it live. TP groups; EP groups (all-to-alls)
  * unless folded (the fold mirrors class 0's counters before the replays'
@@ -295,11 +364,11 @@ static bool quiet_replay(step_state *S, uint32_t g, uint32_t id,
     return false;
   uint64_t key = quiet_key(S, g, id);
   if (quiet_skipped(S, key)) return false;
-  for (uint32_t i = 0; i < run_size(S, g); i++) {
-    const step_rank *R = &S->rank[ts_mapping_group_member(S->m, (ts_group)g, id, i)];
-    for (uint32_t h = 0; h < TS_GROUP_COUNT; h++)
-      if (h != g && R->st[h].arrived != R->st[h].done) return false;
-  }
+  /* bounded: instances inside one host's NVLinks also beside other
+   * streams' running instances and active flows (quiet_stretch) */
+  bool bounded = S->o->bounded && !S->o->exact && g != TS_GROUP_EP;
+  int streams = quiet_streams(S, g, id);
+  if (streams == 2 || (streams == 1 && !bounded)) return false;
   int rc = e->memo ? 0 : exec_fast_memo(&S->fast, S->x, S->o, e->plan,
                                         S->hbm_bw, &e->memo, S->d);
   if (!rc && !e->qdir) rc = quiet_dirs(S, e);
@@ -307,19 +376,29 @@ static bool quiet_replay(step_state *S, uint32_t g, uint32_t id,
     fail(S, rc);
     return true;
   }
+  if (streams == 1 && !e->qnvl) return false;
   ts_time_ps now = ts_sim_now(S->sim);
+  int busy = 0;
   for (uint32_t i = 0; i < e->nq; i++) {
     uint32_t d = e->qdir[i];
-    if (ts_net_dir_active(S->net, d) || S->pend[d] > now || S->resv[d] > now)
-      return false;
+    if (S->pend[d] > now || S->resv[d] > now) return false;
+    busy |= ts_net_dir_active(S->net, d) != 0;
+  }
+  ts_time_ps late = 0;
+  if (busy) {
+    if (!bounded || !e->qnvl) return false;
+    ts_time_ps t = quiet_stretch(S, e);
+    if (t == (ts_time_ps)-1) return false;
+    late = t;
+    S->res->replayed_beside += run_mult(S, g);
   }
   for (uint32_t i = 0; i < e->nq; i++) {
-    S->resv[e->qdir[i]] = now + e->qend[i] + 1;
+    S->resv[e->qdir[i]] = now + e->qend[i] + late + 1;
     S->rkey[e->qdir[i]] = key;
   }
   e->memo->replays++;
   S->res->replayed += run_mult(S, g);
-  if (ts_sim_schedule_in(S->sim, e->memo->dur, on_event, S, tag, NULL))
+  if (ts_sim_schedule_in(S->sim, e->memo->dur + late, on_event, S, tag, NULL))
     fail(S, TS_ELIMIT);
   return true;
 }
@@ -340,7 +419,9 @@ static void coll_start(step_state *S, uint32_t g, uint32_t id) {
   if (!rc && quiet_replay(S, g, id, e, tag)) return;
   /* folded, a live TP group runs member 0's share (exec_step_fold.c) */
   const ts_coll_plan *pl = e && e->fplan ? e->fplan : e ? e->plan : NULL;
-  if (!rc) rc = ts_exec_coll_start(S->x, pl, S->hbm_bw, on_exec_done, S, tag);
+  if (!rc)
+    rc = exec_coll_start_counted(S->x, pl, S->hbm_bw, on_exec_done, S, tag,
+                                 &S->colls.groups[g][id].unposted);
   if (rc) fail(S, rc);
 }
 

@@ -999,3 +999,17 @@ const net_backend net_flow_backend = {
     "flow", flow_init, flow_fini, flow_reserve, flow_start,
     flow_capacity_changed,
 };
+
+int ts_net_dir_rates(const ts_net *net, uint32_t dir, double *sum,
+                     double *max) {
+  *sum = *max = 0;
+  if (net->be != &net_flow_backend || dir >= net->ndirs) return TS_EUSAGE;
+  const flow_state *s = net->bstate;
+  if (s->dirs[dir].dirty) return 1; /* a solve is due: rates are stale */
+  for (uint32_t m = s->dirs[dir].head; m != NET_NONE; m = s->mem[m].next) {
+    double r = s->flows[s->mem[m].flow].rate;
+    *sum += r;
+    if (r > *max) *max = r;
+  }
+  return 0;
+}
