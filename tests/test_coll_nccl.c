@@ -421,7 +421,9 @@ static void net_overhead_rings(void **state) {
  * 1 GiB -> 16. With 2 ranks: 16 to 32, so 64 MiB -> 16 and 1 GiB -> 32.
  * Across hosts a peer gets max(1, ceil(24 / 14)) = 2 channels (28 GB/s,
  * above the 24 GB/s NIC). A send_recv between two ranks of one host at
- * 64 MiB runs 16 x 14 = 224 GB/s: T = (4 + 8.4 + 3.4) us + S / 224 GB/s. */
+ * 64 MiB runs 16 x 14 = 224 GB/s after the pipeline's fill (4 MiB per
+ * channel, so one whole 512 KiB step at 14 GB/s, test p2p_fill):
+ * T = (4 + 8.4 + 3.4) us + 524288 / 14 GB/s + S / 224 GB/s. */
 static void p2p_channels(void **state) {
   (void)state;
   ts_coll_params p;
@@ -443,8 +445,48 @@ static void p2p_channels(void **state) {
   p.root = 0, p.peer = 1;
   const double S = 64ull << 20;
   double t = ts_coll_predict(c, TS_COLL_SEND_RECV, (uint64_t)S, &p, TS_COLL_DIRECT, TS_COLL_SIMPLE);
-  assert_true(near(t, 15.8e-6 + S / 224e9, 1e-9));
+  assert_true(near(t, 15.8e-6 + 524288 / 14e9 + S / 224e9, 1e-9));
   ts_coll_comm_free(c);
+}
+
+/* The p2p pipeline's fill: one step (512 KiB, or the channel's part when
+ * smaller) at 14 GB/s before the receiver reads. 8 ranks of DGX A100:
+ * 64 KiB -> 1 channel of 64 KiB; 1 MiB -> 4 channels of 256 KiB; 128 MiB
+ * -> 8 channels of 16 MiB, a whole step. None across hosts, for 0 bytes or
+ * without the NCCL structure. An all_to_all of 64 MiB on one host of 8 is
+ * 8 sends of 8 MiB (4 channels of 2 MiB): its direct cost and every
+ * transfer of its lowering start 524288 / 14 GB/s (37449143 ps) later
+ * than with the p2p model off; on 2 hosts of 4 (NIC peers) nothing moves. */
+static void p2p_fill(void **state) {
+  (void)state;
+  ts_coll_params p, off;
+  ampere_params(&p);
+  assert_true(ts_coll_p2p_fill(&p, 8, 1, 64 << 10) == 65536 / 14e9);
+  assert_true(ts_coll_p2p_fill(&p, 8, 1, 1 << 20) == 262144 / 14e9);
+  assert_true(ts_coll_p2p_fill(&p, 8, 1, 128ull << 20) == 524288 / 14e9);
+  assert_true(ts_coll_p2p_fill(&p, 8, 0, 128ull << 20) == 0);
+  assert_true(ts_coll_p2p_fill(&p, 8, 1, 0) == 0);
+  off = p, off.p2p_channels = 0;
+  assert_true(ts_coll_p2p_fill(&off, 8, 1, 1 << 20) == 0);
+  const uint64_t S = 64ull << 20;
+  ts_coll_comm *c = one_host(8), *h2 = hosts_comm(2, 4);
+  double on = ts_coll_predict(c, TS_COLL_ALL_TO_ALL, S, &p, TS_COLL_DIRECT, TS_COLL_SIMPLE);
+  double no = ts_coll_predict(c, TS_COLL_ALL_TO_ALL, S, &off, TS_COLL_DIRECT, TS_COLL_SIMPLE);
+  assert_true(near(on - no, 37449143e-12, 1e-6)); /* the fill in whole ps */
+  assert_true(ts_coll_predict(h2, TS_COLL_ALL_TO_ALL, S, &p, TS_COLL_DIRECT, TS_COLL_SIMPLE) ==
+              ts_coll_predict(h2, TS_COLL_ALL_TO_ALL, S, &off, TS_COLL_DIRECT, TS_COLL_SIMPLE));
+  ts_coll_plan *a = NULL, *b = NULL;
+  assert_int_equal(ts_coll_lower(c, TS_COLL_ALL_TO_ALL, S, &p, 0, &a, NULL), 0);
+  assert_int_equal(ts_coll_lower(c, TS_COLL_ALL_TO_ALL, S, &off, 0, &b, NULL), 0);
+  assert_int_equal(ts_coll_plan_count(a), 8 * 7);
+  assert_int_equal(ts_coll_plan_count(b), 8 * 7);
+  const ts_coll_xfer *xa = ts_coll_plan_xfers(a), *xb = ts_coll_plan_xfers(b);
+  for (uint32_t i = 0; i < 8 * 7; i++) {
+    assert_int_equal(xa[i].ndeps, 0);
+    assert_true(xa[i].alpha == xb[i].alpha + 37449143);
+  }
+  ts_coll_plan_free(a), ts_coll_plan_free(b);
+  ts_coll_comm_free(c), ts_coll_comm_free(h2);
 }
 
 static ts_coll_comm *hosts_nvls(int hosts, int per) {
@@ -553,6 +595,7 @@ int main(void) {
       cmocka_unit_test(multi_host_ring_cost),
       cmocka_unit_test(net_overhead_rings),
       cmocka_unit_test(p2p_channels),
+      cmocka_unit_test(p2p_fill),
       cmocka_unit_test(nvls_tree_cost),
       cmocka_unit_test(nvls_tree_lowering),
   };

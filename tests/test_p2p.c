@@ -72,9 +72,11 @@ static void nvswitch_striped(void **state) {
 /* NCCL's p2p channels (ts_coll_p2p_cap): shift:1 over the 8 GPUs of a
  * DGX A100 as nccl-tests' sendrecv -g 8, 256 MiB per GPU: 16 channels x
  * 14 GB/s = 224 GB/s against the 240 GB/s bundle, so each send carries
- * S x 240 / 224 wire bytes: T = 400 ns + ser(round(S x 15 / 14), 240 GB/s)
- * and the payload rate is 224 GB/s. 128 MiB runs 8 channels (112 GB/s);
- * a two-rank pair 16 (224 GB/s) at 64 MiB. */
+ * S x 240 / 224 wire bytes: T = 400 ns + F + ser(round(S x 15 / 14),
+ * 240 GB/s), F the pipeline's fill (one 512 KiB step at 14 GB/s,
+ * round(524288 / 14e9 s) = 37449143 ps, ts_coll_p2p_fill), and the payload
+ * rate is 224 GB/s. 128 MiB runs 8 channels (112 GB/s); a two-rank pair
+ * 16 (224 GB/s) at 64 MiB; every part is >= 512 KiB, so F each time. */
 static void nccl_p2p_channels(void **state) {
   (void)state;
   ts_topo *t = tu_load("topologies/dgx-a100.yaml");
@@ -87,18 +89,19 @@ static void nccl_p2p_channels(void **state) {
   ts_p2p_opts o;
   ts_p2p_opts_default(&o);
   o.nccl_ranks = 8;
+  const ts_time_ps F = 37449143;
   uint64_t S = 256ULL << 20;
   ts_p2p_result r = run(t, TS_P2P_SHIFT, g, 8, 1, S, &o);
   uint64_t wire = (uint64_t)((double)S * 240.0 / 224.0 + 0.5);
-  assert_int_equal(r.time, 400 * NS + ser(wire, 240e9));
-  assert_true(fabs((double)S / ((double)(r.time - 400 * NS) / 1e12) - 224e9) < 1e6);
+  assert_int_equal(r.time, 400 * NS + F + ser(wire, 240e9));
+  assert_true(fabs((double)S / ((double)(r.time - 400 * NS - F) / 1e12) - 224e9) < 1e6);
   r = run(t, TS_P2P_SHIFT, g, 8, 1, S / 2, &o);
   wire = (uint64_t)((double)(S / 2) * 240.0 / 112.0 + 0.5);
-  assert_int_equal(r.time, 400 * NS + ser(wire, 240e9));
+  assert_int_equal(r.time, 400 * NS + F + ser(wire, 240e9));
   o.nccl_ranks = 2;
   r = run(t, TS_P2P_SENDRECV, g, 2, 0, S / 4, &o);
   wire = (uint64_t)((double)(S / 4) * 240.0 / 224.0 + 0.5);
-  assert_int_equal(r.time, 400 * NS + ser(wire, 240e9));
+  assert_int_equal(r.time, 400 * NS + F + ser(wire, 240e9));
   ts_topo_free(t);
 }
 

@@ -193,6 +193,13 @@ uint32_t ts_coll_p2p_channels(const ts_coll_params *p, int nranks,
 double ts_coll_p2p_cap(const ts_coll_params *p, int nranks, int same_host,
                        uint64_t bytes);
 
+/* Seconds before that send's receiver sees its first step: one p2p step
+ * (512 KiB, or the channel's part when smaller) copied into the sender's
+ * FIFO at p2p_ch_bw (docs/model.md "Point-to-point channels"); 0 across
+ * hosts, for 0 bytes or without the p2p channel model. */
+double ts_coll_p2p_fill(const ts_coll_params *p, int nranks, int same_host,
+                        uint64_t bytes);
+
 /* Fills *p with the documented defaults (docs in ts_coll_params_default's
  * definition, src/coll/coll_cost.c): AUTO, PROTO_AUTO, 1 channel, no
  * chunking, NCCL's NVLink/NET ring step latencies, LL 0.5, LL128 120/128,

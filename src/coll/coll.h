@@ -154,6 +154,11 @@ uint64_t coll_nvls_chunk(const ts_coll_comm *m, const ts_coll_params *p,
                          uint64_t bytes);
 ts_time_ps coll_startup(const ts_coll_params *p, ts_coll_algo a,
                         ts_coll_proto q);
+/* The fill of NCCL's p2p pipeline for a direct op (send_recv on one host,
+ * all_to_all(v) on one host): ts_coll_p2p_fill of its largest send, ps;
+ * 0 without the NCCL structure. Paid once per operation, like startup. */
+ts_time_ps coll_p2p_fill(const ts_coll_comm *m, const ts_coll_params *p,
+                         ts_coll_op op, uint64_t bytes);
 
 /* NCCL's tree (coll_nccl.c). Channels: one per NIC the hosts' chains leave
  * by (the ring's graph channels), p->channels on one host. */

@@ -202,6 +202,7 @@ double ts_coll_predict(const ts_coll_comm *m, ts_coll_op op, uint64_t bytes,
   double an = ts_ps_to_s(prm->alpha_inter[proto]);
   double bi = prm->bw_intra * eff, bn = prm->bw_inter * eff;
   double t0 = ts_ps_to_s(coll_startup(prm, a, proto));
+  if (a == TS_COLL_DIRECT) t0 += ts_ps_to_s(coll_p2p_fill(m, prm, op, bytes));
   if (a == TS_COLL_NVLS) {
     if (proto != TS_COLL_SIMPLE) return -1;
     if (m->nhosts > 1) { /* NVLS-tree (coll_nvls.c): NVLink and NIC at once */

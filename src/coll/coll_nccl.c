@@ -185,6 +185,43 @@ double ts_coll_p2p_cap(const ts_coll_params *p, int nranks, int same_host,
   return nc ? nc * p->p2p_ch_bw : 0;
 }
 
+/* The first step of a p2p send crosses two stages before the receiver
+ * has anything: without registered buffers NCCL's Simple protocol takes
+ * no direct path (prims_simple.h), so the send warps copy the user buffer
+ * into the sender's FIFO one step at a time and post it, and only then do
+ * the receive warps read it over NVLink. The pipeline's fill is one step
+ * (P2P_NVL_CHUNKSIZE 512 KiB, or the channel's whole part when smaller)
+ * at the channel's rate (p2p_ch_bw). Across hosts 0, as for the cap. */
+double ts_coll_p2p_fill(const ts_coll_params *p, int nranks, int same_host,
+                        uint64_t bytes) {
+  if (!same_host || bytes == 0) return 0;
+  uint32_t nc = ts_coll_p2p_channels(p, nranks, same_host, bytes);
+  if (nc == 0 || !(p->p2p_ch_bw > 0)) return 0;
+  uint64_t per = div_up(bytes, nc), step = 512 * 1024;
+  return (double)(per < step ? per : step) / p->p2p_ch_bw;
+}
+
+ts_time_ps coll_p2p_fill(const ts_coll_comm *m, const ts_coll_params *p,
+                         ts_coll_op op, uint64_t bytes) {
+  uint64_t part = 0;
+  if (!coll_nccl(p) || m->n < 2) return 0;
+  if (op == TS_COLL_SEND_RECV) {
+    if (p->root < 0 || p->root >= m->n || p->peer < 0 || p->peer >= m->n ||
+        m->host[p->root] != m->host[p->peer])
+      return 0;
+    part = bytes;
+  } else if (m->nhosts > 1) {
+    return 0; /* NIC peers: no cap, no fill (ts_coll_p2p_cap) */
+  } else if (op == TS_COLL_ALL_TO_ALL) { /* one send of S / p per peer */
+    part = div_up(bytes, (uint64_t)m->n);
+  } else if (op == TS_COLL_ALL_TO_ALLV && p->matrix) {
+    for (int i = 0; i < m->n * m->n; i++) /* the largest send fills last */
+      if (i / m->n != i % m->n && p->matrix[i] > part) part = p->matrix[i];
+  }
+  double s = ts_coll_p2p_fill(p, m->n, 1, part);
+  return (ts_time_ps)(s * (double)TS_PS_PER_S + 0.5);
+}
+
 int coll_nccl(const ts_coll_params *p) {
   return p->cost_model == TS_COLL_COST_NCCL;
 }

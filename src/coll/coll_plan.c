@@ -450,7 +450,9 @@ int ts_coll_lower(const ts_coll_comm *comm, ts_coll_op op, uint64_t bytes,
   coll_ctx c = {comm, &eff, pl, op, bytes, flags, d};
   rc = lowerers[algo](&c);
   if (!rc) rc = pl->err;
-  if (!rc) add_startup(pl, coll_startup(params, algo, proto));
+  if (!rc) /* direct ops are NCCL's p2p: their pipeline fill too */
+    add_startup(pl, coll_startup(params, algo, proto) +
+                        (algo == TS_COLL_DIRECT ? coll_p2p_fill(comm, params, op, bytes) : 0));
   if (rc == TS_ELIMIT && pl->n >= ts_budget_get()->descriptors) {
     char what[160];
     snprintf(what, sizeof what, "%s of %llu bytes lowers to more than %u "

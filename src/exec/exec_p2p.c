@@ -145,6 +145,20 @@ static uint64_t nccl_wire(const ts_topo *t, const ts_net *net,
   return (uint64_t)((double)bytes * rate / cap + 0.5);
 }
 
+/* NCCL's p2p pipeline fill (ts_coll_p2p_fill): the first step reaches
+ * the sender's FIFO before the receiver reads anything. */
+static ts_time_ps nccl_fill(const ts_topo *t, const ts_net *net,
+                            const ts_p2p_opts *o, uint32_t src, uint32_t dst,
+                            uint64_t bytes) {
+  if (o->nccl_ranks < 2) return 0;
+  ts_coll_params prm;
+  ts_coll_params_default(&prm);
+  exec_coll_params(t, net, src, &prm);
+  int same = ts_topo_node(t, src)->host == ts_topo_node(t, dst)->host;
+  double s = ts_coll_p2p_fill(&prm, o->nccl_ranks, same, bytes);
+  return (ts_time_ps)(s * (double)TS_PS_PER_S + 0.5);
+}
+
 /* Routes one pair and starts its transfer (split over paths if spraying or
  * crossing NVSwitch chips). */
 static int start_pair(const ts_topo *t, ts_route *rt, ts_net *net,
@@ -156,6 +170,7 @@ static int start_pair(const ts_topo *t, ts_route *rt, ts_net *net,
   if (rc) return rc;
   ts_time_ps alpha = o->alpha_ps >= 0 ? (ts_time_ps)o->alpha_ps
                                       : exec_path_alpha(t, &paths[0]);
+  alpha += nccl_fill(t, net, o, src, dst, bytes);
   rc = exec_path_send(net, paths, k, nccl_wire(t, net, o, src, dst, bytes, paths, k),
                       alpha, on_done, run, flow);
   if (rc)
