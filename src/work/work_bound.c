@@ -76,7 +76,7 @@
  *    at or after hi: this is how the CP all-gathers of the 8 ranks of a
  *    DGX, which share its NICs, reach every rank's time.
  *  - TS_HOST_ONE_STAGE: every host holds n = host_gpus ranks of one stage
- *    (so running this program), in m >= ceil(n/K) distinct groups of the
+ *    and one EP rank (so running this program), in m >= ceil(n/K) distinct groups of the
  *    kind (sum of their members on H = n): an instance moves >= S (m -
  *    n/p) in the major direction and S n/p in the other (all-reduce S m
  *    each way). Every instance up to the last one waited for on its
