@@ -147,7 +147,12 @@ term_decides TOPSIM_SWEEP_NO_HOST_BOUND "the host term" bn
 # The host fluid terms of the program replay (docs/model.md "Host fluid":
 # the bytes a TP group's or a host's instances must push through the
 # host's links, in release-date order; 56 against 67 simulations when this
-# was written).
+# was written, 36 against 43 with the TP egress term).
 term_decides TOPSIM_SWEEP_NO_FLUID "the host fluid" bf
+# The TP egress term (docs/model.md "TP egress": a TP group inside one host
+# pushes 2 (p-1)/p S per member and all-reduce out through each member's
+# NVLinks, 240 GB/s on an A100, after NCCL's least startup latency; 36
+# against 63 simulations when this was written).
+term_decides TOPSIM_SWEEP_NO_TP_EGRESS "the TP egress term" bt
 
 lib_summary

@@ -18,6 +18,9 @@
 
 #define TINY "tests/data/workloads/tiny-dense.yaml"
 #define SU "topologies/superpod-a100-1su.yaml"
+/* The bounds' fabric facts with the TP egress term off (tp_out 0): the
+ * checks of the host terms predate it. */
+#define FAB(in, hin) (&(ts_sweep_fabric){.ingress_bps = (in), .host_in_bps = (hin)})
 
 static ts_workload *load_w(const char *rel) {
   ts_workload *w = NULL;
@@ -215,8 +218,8 @@ static void check_host_term(ts_workload *w, const ts_topo *t,
   ts_diag d;
   ts_diag_clear(&d);
   ts_time_ps q0, qh;
-  assert_int_equal(ts_sweep_bound_quick(w, t, m, 16, 0, 0, &q0, &d), 0);
-  assert_int_equal(ts_sweep_bound_quick(w, t, m, 16, 0, host_in, &qh, &d), 0);
+  assert_int_equal(ts_sweep_bound_quick(w, t, m, 16, FAB(0, 0), &q0, &d), 0);
+  assert_int_equal(ts_sweep_bound_quick(w, t, m, 16, FAB(0, host_in), &qh, &d), 0);
   ts_mapping *map = NULL;
   assert_int_equal(ts_sweep_apply(w, m, 16, &d), 0);
   assert_int_equal(ts_work_map(w, t, &map, &d), 0);
@@ -333,7 +336,8 @@ static void check_volume_term(ts_workload *w, const ts_topo *t,
  * last one waited for per stream go through one server per direction
  * whose end bounds the step. *fluid counts mappings the fluid lifts. */
 static void check_replay_host(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
-                              double host_in, uint32_t *verified, uint32_t *fluid) {
+                              double host_in, double tp_out, ts_time_ps startup,
+                              uint32_t *verified, uint32_t *fluid) {
   ts_diag d;
   ts_diag_clear(&d);
   ts_mapping *map = NULL;
@@ -386,6 +390,16 @@ static void check_replay_host(ts_workload *w, const ts_topo *t, const ts_sweep_m
       if (ar) bytes = S;
       if (ag || rsc) bytes = S * (p[g] - K[g]) / p[g];
       ts_time_ps lb = span ? (ts_time_ps)(bytes / host_in * 1e12) : 0;
+      /* the TP egress term: a TP group inside one host moves, summed over
+       * its p members, 2 (p-1) S for an all-reduce and (p-1) S for an
+       * all-gather or a reduce-scatter through its members' NVLinks (no
+       * NVLS on an A100), tp_out at most out of each member, none of it
+       * before the operation's startup latency */
+      if (tp_whole && g == TS_GROUP_TP && tp_out > 0 && p[g] > 1) {
+        double out = S * (p[g] - 1) / p[g];
+        if (ar) out = 2 * out;
+        if (ar || ag || rsc) lb = (ts_time_ps)(((double)startup / 1e12 + out / tp_out) * 1e12);
+      }
       ts_time_ps st = now > free_at[g] ? now : free_at[g];
       if (tp_whole && g == TS_GROUP_TP && hi > st) st = hi;
       end[g][in->ord] = free_at[g] = st + lb;
@@ -427,7 +441,8 @@ static void check_replay_host(ts_workload *w, const ts_topo *t, const ts_sweep_m
   assert_int_equal(ts_work_host_members(w, t, bp.host_members, &bp.host_gpus), 0);
   ts_time_ps vol = ts_work_step_bound_volume(w, gpu_of(t), &bp), b;
   uint64_t key[2];
-  assert_int_equal(ts_sweep_bound(w, t, m, 16, 0, host_in, &b, key, &d), 0);
+  ts_sweep_fabric f = {.host_in_bps = host_in, .tp_out_bps = tp_out, .tp_startup_ps = startup};
+  assert_int_equal(ts_sweep_bound(w, t, m, 16, &f, &b, key, &d), 0);
   if (b != (all > vol ? all : vol))
     fail_msg("tp %u cp %u dp %u z%u: replay bound %llu ps, recomputed %llu ps "
              "(volume %llu ps, without the fluid %llu ps)", m->tp, m->cp, m->dp,
@@ -530,23 +545,46 @@ static void test_bound_below_step(void **state) {
    * management ports: above the compute NICs, far below one GPU's 507 */
   double host_in = ts_sweep_host_ingress(t, 16);
   if (!(host_in > 200e9 && host_in < 300e9)) fail_msg("host ingress %g", host_in);
+  /* the TP egress capacity: GPU 0's NVLink bandwidths summed here (12
+   * links of 25 GB/s at efficiency 0.8: 240 GB/s, the bundle once); the
+   * A100's NVSwitches do not reduce (no NVLS) */
+  ts_sweep_fabric fab;
+  ts_sweep_fabric_of(t, 16, NULL, &fab);
+  double nv = 0;
+  for (uint32_t k = 0; k < ts_topo_degree(t, ids[0]); k++) {
+    const ts_link *l = ts_topo_link(t, ts_topo_adj(t, ids[0])[k] >> 1);
+    nv += l->kind == TS_LINK_NVLINK ? l->bandwidth : 0;
+  }
+  if (!(fab.tp_out_bps == nv && nv > 239e9 && nv < 241e9 && fab.nvls == 0 &&
+        fab.ingress_bps == ingress && fab.host_in_bps == host_in))
+    fail_msg("TP egress %g (NVLinks %g), nvls %u", fab.tp_out_bps, nv, fab.nvls);
+  /* the least startup: NCCL's launch (4 us) and its least base latency
+   * on Ampere (ring and tree LL 6.6 / 6.8 us, LL128 14, Simple 8.4; NVLS
+   * 0 but 25 us of NVLS latency): 10.6 us */
+  assert_int_equal(fab.tp_startup_ps, 10600000);
+  /* the TP egress term counted three times over (tiny-dense's TP
+   * collectives are small, so their rings pay latencies the term leaves
+   * out: counted twice it still stays below every step) */
+  ts_sweep_fabric thrice = fab;
+  thrice.tp_out_bps /= 3;
   ts_faults f[4];
   four_fault_modes(t, f);
   uint32_t above_free = 0, quick_tp = 0, quick_z3 = 0, quick_host = 0;
   uint32_t quick_host_exact = 0, volume_exact = 0, horizons = 0, replay_rs = 0;
-  uint32_t fluid = 0;
+  uint32_t fluid = 0, replay_tp = 0, fluid_tp = 0, lift_tp = 0, quick_lift_tp = 0;
+  uint32_t thrice_over = 0, exact_tp = 0;
   for (uint32_t i = 0; i < z.n; i++) {
     ts_time_ps b0, b;
     uint64_t key[2];
     ts_time_ps bg;
-    assert_int_equal(ts_sweep_bound(w, t, &z.maps[i], 16, 0, 0, &b0, key, &d), 0);
-    assert_int_equal(ts_sweep_bound(w, t, &z.maps[i], 16, ingress, 0, &bg, key, &d), 0);
-    assert_int_equal(ts_sweep_bound(w, t, &z.maps[i], 16, ingress, host_in, &b, key, &d), 0);
+    assert_int_equal(ts_sweep_bound(w, t, &z.maps[i], 16, FAB(0, 0), &b0, key, &d), 0);
+    assert_int_equal(ts_sweep_bound(w, t, &z.maps[i], 16, FAB(ingress, 0), &bg, key, &d), 0);
+    assert_int_equal(ts_sweep_bound(w, t, &z.maps[i], 16, FAB(ingress, host_in), &b, key, &d), 0);
     assert_true(b >= bg && bg >= b0 && b0 > 0);
     /* the closed form (fill and drain along chunk 0) is below the replay
      * of the same compute and positive for every schedule here */
     ts_time_ps q, qc;
-    assert_int_equal(ts_sweep_bound_quick(w, t, &z.maps[i], 16, 0, 0, &q, &d), 0);
+    assert_int_equal(ts_sweep_bound_quick(w, t, &z.maps[i], 16, FAB(0, 0), &q, &d), 0);
     if (!(q > 0 && q <= b0))
       fail_msg("mapping %u: quick bound %llu ps, replay %llu ps", i,
                (unsigned long long)q, (unsigned long long)b0);
@@ -556,14 +594,14 @@ static void test_bound_below_step(void **state) {
      * over dp > 1 */
     bool comm = z.maps[i].tp > 1 || (z.maps[i].zero >= 3 && z.maps[i].dp > 1);
     ts_time_ps qg;
-    assert_int_equal(ts_sweep_bound_quick(w, t, &z.maps[i], 16, ingress, 0, &qg, &d), 0);
+    assert_int_equal(ts_sweep_bound_quick(w, t, &z.maps[i], 16, FAB(ingress, 0), &qg, &d), 0);
     if (!(qg <= bg && (comm ? qg > q : qg == q)))
       fail_msg("mapping %u (tp %u): quick %llu ps, with TP %llu ps, replay %llu ps",
                i, z.maps[i].tp, (unsigned long long)q, (unsigned long long)qg,
                (unsigned long long)bg);
     /* the host term (ZeRO 3 gathers over a group spanning hosts) only
      * lifts it, and stays below the replay with the same terms */
-    assert_int_equal(ts_sweep_bound_quick(w, t, &z.maps[i], 16, ingress, host_in, &qc, &d), 0);
+    assert_int_equal(ts_sweep_bound_quick(w, t, &z.maps[i], 16, FAB(ingress, host_in), &qc, &d), 0);
     if (!(qc >= qg && qc <= b))
       fail_msg("mapping %u: quick %llu ps with the host term, %llu without, "
                "replay %llu ps", i, (unsigned long long)qc,
@@ -573,8 +611,24 @@ static void test_bound_below_step(void **state) {
       check_host_term(w, t, &z.maps[i], host_in, &quick_host_exact);
     if (z.maps[i].pp == 1 && z.maps[i].dp > 1 && z.maps[i].tp * z.maps[i].dp > 8) {
       check_volume_term(w, t, &z.maps[i], host_in, &volume_exact);
-      check_replay_host(w, t, &z.maps[i], host_in, &replay_rs, &fluid);
+      check_replay_host(w, t, &z.maps[i], host_in, 0, 0, &replay_rs, &fluid);
+      check_replay_host(w, t, &z.maps[i], host_in, fab.tp_out_bps, fab.tp_startup_ps,
+                        &replay_tp, &fluid_tp);
+      exact_tp += z.maps[i].tp > 1;
     }
+    /* the TP egress term (fab) only lifts both bounds, the closed form
+     * staying below the replay, and lifts both on every tp > 1 mapping */
+    ts_time_ps bt, qt, b2;
+    assert_int_equal(ts_sweep_bound(w, t, &z.maps[i], 16, &fab, &bt, key, &d), 0);
+    assert_int_equal(ts_sweep_bound_quick(w, t, &z.maps[i], 16, &fab, &qt, &d), 0);
+    assert_int_equal(ts_sweep_bound(w, t, &z.maps[i], 16, &thrice, &b2, key, &d), 0);
+    if (!(bt >= b && qt >= qc && qt <= bt && b2 >= bt))
+      fail_msg("mapping %u: with the TP egress term replay %llu ps (%llu without), "
+               "closed form %llu ps (%llu without)", i, (unsigned long long)bt,
+               (unsigned long long)b, (unsigned long long)qt, (unsigned long long)qc);
+    lift_tp += z.maps[i].tp > 1 && bt > b;
+    quick_lift_tp += z.maps[i].tp > 1 && qt > qc;
+    if (z.maps[i].tp == 1) assert_true(bt == b && qt == qc);
     quick_tp += z.maps[i].tp > 1 && qc > q;
     quick_z3 += z.maps[i].tp == 1 && z.maps[i].zero >= 3 && qc > q;
     ts_step_opts o;
@@ -591,9 +645,10 @@ static void test_bound_below_step(void **state) {
       o.faults = what[k][0] ? &f[k] : NULL;
       ts_sweep_simulate(w, t, &z.maps[i], 16, &o, &r);
       assert_int_equal(r.status, 0);
-      if (!((double)b / 1e12 <= r.step_s && (double)qc / 1e12 <= r.step_s))
+      if (!((double)bt / 1e12 <= r.step_s && (double)qt / 1e12 <= r.step_s))
         fail_msg("mapping %u (%s): bound %.9f s > step %.9f s", i,
-                 what[k][0] ? what[k][0] : "plain", (double)b / 1e12, r.step_s);
+                 what[k][0] ? what[k][0] : "plain", (double)bt / 1e12, r.step_s);
+      thrice_over += k == 0 && (double)b2 / 1e12 > r.step_s;
       if (i % 6 == 0) check_horizon(w, t, &z.maps[i], &o, &r, &horizons);
     }
   }
@@ -636,6 +691,15 @@ static void test_bound_below_step(void **state) {
   /* the host fluid lifts some of them (ZeRO 2's reduce-scatter every
    * micro-batch through the TP group's or the host's NICs) */
   assert_true(fluid > 0);
+  /* the TP egress term lifts the replay and the closed form of every
+   * tp > 1 mapping (blocking TP collectives, each longer than at the
+   * GPU's ingress), the replay to the ps on the one-stage ones with it
+   * (check_replay_host with tp_out), and counted three times over it
+   * passes the simulated step of some mapping: the check above can fail */
+  assert_int_equal(lift_tp, tp_gt1);
+  assert_int_equal(quick_lift_tp, tp_gt1);
+  assert_true(exact_tp >= 2);
+  if (!(thrice_over > 0)) fail_msg("the TP egress term tripled stays below every step");
   for (int k = 0; k < 4; k++) ts_faults_free(&f[k]);
   ts_sweep_set_free(&z);
   ts_topo_free(t);
@@ -666,12 +730,13 @@ static void test_volume_cp(void **state) {
   s.gpus = 16;
   ts_sweep_set z;
   assert_int_equal(ts_sweep_enumerate(w, t, &s, &z, &d), 0);
-  const uint32_t *ids;
-  double ingress = ts_sweep_ingress(t, ts_topo_gpus(t, &ids));
   double host_in = ts_sweep_host_ingress(t, 16);
+  ts_sweep_fabric fab;
+  ts_sweep_fabric_of(t, 16, NULL, &fab);
   ts_faults f[4];
   four_fault_modes(t, f);
-  uint32_t cp_span = 0, verified = 0, rs = 0, fluid = 0, fluid_cp = 0;
+  uint32_t cp_span = 0, verified = 0, rs = 0, fluid = 0, fluid_cp = 0, rs_tp = 0;
+  uint32_t fluid_tp = 0;
   for (uint32_t i = 0; i < z.n; i++) {
     const ts_sweep_map *m = &z.maps[i];
     bool cp = m->cp > 1 && m->tp * m->cp > 8, grad = m->dp * m->cp > 1 && m->tp * m->cp * m->dp > 8;
@@ -680,12 +745,13 @@ static void test_volume_cp(void **state) {
     uint32_t before = verified, fl = fluid;
     check_volume_term(w, t, m, host_in, &verified);
     assert_int_equal(verified, before + 1); /* > 0 on each of them */
-    check_replay_host(w, t, m, host_in, &rs, &fluid);
+    check_replay_host(w, t, m, host_in, 0, 0, &rs, &fluid);
+    check_replay_host(w, t, m, host_in, fab.tp_out_bps, fab.tp_startup_ps, &rs_tp, &fluid_tp);
     fluid_cp += cp && fluid > fl;
     ts_time_ps q, b;
     uint64_t key[2];
-    assert_int_equal(ts_sweep_bound_quick(w, t, m, 16, ingress, host_in, &q, &d), 0);
-    assert_int_equal(ts_sweep_bound(w, t, m, 16, ingress, host_in, &b, key, &d), 0);
+    assert_int_equal(ts_sweep_bound_quick(w, t, m, 16, &fab, &q, &d), 0);
+    assert_int_equal(ts_sweep_bound(w, t, m, 16, &fab, &b, key, &d), 0);
     assert_true(q <= b);
     for (int k = 0; k < 4; k++) {
       ts_step_opts o;
@@ -709,6 +775,84 @@ static void test_volume_cp(void **state) {
   ts_workload_free(w);
 }
 
+/* Sum of GPU g's NVLink bandwidths, the TP egress capacity when it
+ * applies. */
+static double nvlinks_of(const ts_topo *t, uint32_t g) {
+  double nv = 0;
+  for (uint32_t k = 0; k < ts_topo_degree(t, g); k++) {
+    const ts_link *l = ts_topo_link(t, ts_topo_adj(t, g)[k] >> 1);
+    nv += l->kind == TS_LINK_NVLINK ? l->bandwidth : 0;
+  }
+  return nv;
+}
+
+/* ts_sweep_tp_egress on the A100 SU under faults of kind k on name (or
+ * none), and *nvls. */
+static double egress_with(const ts_topo *t, ts_fault_kind k, const char *name,
+                          uint32_t *nvls) {
+  ts_faults f;
+  ts_faults_init(&f);
+  ts_step_opts o;
+  ts_step_opts_default(&o);
+  ts_diag d;
+  ts_diag_clear(&d);
+  if (name) {
+    assert_int_equal(ts_faults_add(&f, k, name, "--x", &d), 0);
+    assert_int_equal(ts_faults_resolve(&f, t, &d), 0);
+    o.faults = &f;
+  }
+  double e = ts_sweep_tp_egress(t, 16, &o, nvls);
+  ts_faults_free(&f);
+  return e;
+}
+
+/* When the TP egress term may be used (src/sweep/sweep_fabric.c): on a
+ * healthy DGX A100 SU, a GPU's NVLinks (240 GB/s), also with a leaf
+ * switch failed or NVLinks degraded (routes stay on NVLink, at most at
+ * their bandwidth); 0 once an NVLink is down or fails during the run
+ * (a route could leave NVLink for PCIe), and on a server whose GPUs pair
+ * up over NVLink bridges but reach the others over PCIe. A DGX H100 has
+ * NVLS switches: *nvls 1 (an all-reduce member then sends only S). */
+static void test_tp_egress(void **state) {
+  (void)state;
+  ts_topo *t = tu_load(SU);
+  const uint32_t *ids;
+  ts_topo_gpus(t, &ids);
+  double nv = nvlinks_of(t, ids[0]);
+  uint32_t nvls = 9;
+  assert_true(nv > 239e9 && nv < 241e9);
+  assert_true(egress_with(t, TS_FAULT_FAIL, NULL, &nvls) == nv && nvls == 0);
+  assert_true(ts_sweep_tp_egress(t, 16, NULL, &nvls) == nv);
+  assert_true(egress_with(t, TS_FAULT_FAIL, "compute/leaf-su0-r0", &nvls) == nv);
+  assert_true(egress_with(t, TS_FAULT_DEGRADE, "dgx1/gpu0=0.3", &nvls) == nv);
+  assert_true(egress_with(t, TS_FAULT_STRAGGLER, "dgx0/gpu3=1.5", &nvls) == nv);
+  assert_true(egress_with(t, TS_FAULT_FAIL, "dgx0/nvsw2", &nvls) == 0);
+  assert_true(egress_with(t, TS_FAULT_FAIL, "dgx1/gpu3--dgx1/nvsw0", &nvls) == 0);
+  assert_true(egress_with(t, TS_FAULT_FAIL_AT, "1ms:dgx0/nvsw5", &nvls) == 0);
+  ts_topo_free(t);
+  t = tu_load("topologies/a100-pcie-nvlink-bridge.yaml");
+  assert_true(ts_sweep_tp_egress(t, UINT32_MAX, NULL, &nvls) == 0);
+  ts_topo_free(t);
+  t = tu_load("topologies/dgx-h100.yaml");
+  ts_topo_gpus(t, &ids);
+  nv = nvlinks_of(t, ids[0]);
+  assert_true(nv > 0 && ts_sweep_tp_egress(t, UINT32_MAX, NULL, &nvls) == nv);
+  assert_int_equal(nvls, 1);
+  /* the least startup on Hopper: launch 4 us + ring LL 6.6 us, below NVLS
+   * (no base latency, 25 us of NVLS latency); 0 under --alpha (the
+   * alpha-beta model has none) and with free collectives (no term) */
+  assert_int_equal(ts_sweep_tp_startup(t, UINT32_MAX, NULL), 10600000);
+  ts_step_opts o;
+  ts_step_opts_default(&o);
+  o.alpha_ps = 0;
+  assert_int_equal(ts_sweep_tp_startup(t, UINT32_MAX, &o), 0);
+  ts_step_opts_default(&o);
+  o.free_comm = 1;
+  assert_true(ts_sweep_tp_startup(t, UINT32_MAX, &o) == 0 &&
+              ts_sweep_tp_egress(t, UINT32_MAX, &o, &nvls) == 0);
+  ts_topo_free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_counts_tp_pp),
@@ -718,6 +862,7 @@ int main(void) {
       cmocka_unit_test(test_cli_svg),
       cmocka_unit_test(test_bound_below_step),
       cmocka_unit_test(test_volume_cp),
+      cmocka_unit_test(test_tp_egress),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -485,6 +485,34 @@ static void test_interleaved_uneven(void **st) {
   ts_workload_free(w);
 }
 
+/* The host layout's one-program fact (the sweep's host fluid bound relies
+ * on every rank of a host running the same program): TP 1, PP 2, DP 8 on
+ * 16 GPUs of DGX A100s (8 per host), order tp-cp-ep-dp-pp. With EP 8 the
+ * ranks of host 0 are EP ranks 0-7 of stage 0, eight different programs
+ * under routing skew: no TS_HOST_ONE_STAGE. With EP 1 they are DP ranks
+ * 0-7 of stage 0, one program: the flag holds. Either way 8 ranks per
+ * host and every (one-rank) TP group on one host. */
+static void test_host_layout_programs(void **st) {
+  (void)st;
+  ts_workload *w = load_text(
+      "topsim: 1\nname: moe\n"
+      "model: {layers: 2, hidden: 256, heads: 8, seq_len: 128, vocab: 128, "
+      "experts: 8, top_k: 2, expert_ffn_hidden: 512, routing_skew: 1.0}\n"
+      "training: {global_batch: 16}\n"
+      "parallelism: {tp: 1, pp: 2, dp: 8, ep: 8, order: tp-cp-ep-dp-pp}\n");
+  ts_topo *t = tu_load("topologies/superpod-a100-1su.yaml");
+  uint32_t K[TS_GROUP_COUNT], n = 0, flags = 0;
+  assert_int_equal(ts_work_host_layout(w, t, K, &n, &flags), 0);
+  assert_int_equal(n, 8);
+  assert_int_equal(flags, TS_HOST_TP_WHOLE);
+  tu_set(w, "ep", "1");
+  assert_int_equal(ts_work_host_layout(w, t, K, &n, &flags), 0);
+  assert_int_equal(n, 8);
+  assert_int_equal(flags, TS_HOST_TP_WHOLE | TS_HOST_ONE_STAGE);
+  ts_topo_free(t);
+  ts_workload_free(w);
+}
+
 /* MoE dispatch matrix, worked by hand: 4 ranks on 2 nodes (hosts 0 0 1 1),
  * 4 experts (one per rank), top-2, uniform, 300 tokens of h = 128 bf16
  * (256 bytes). share_j = 1/4: a token reaches rank j with 1 - (3/4)^2 =
@@ -1407,6 +1435,7 @@ int main(void) {
       cmocka_unit_test(test_cross_node_rings),
       cmocka_unit_test(test_moe_matrix),
       cmocka_unit_test(test_interleaved_uneven),
+      cmocka_unit_test(test_host_layout_programs),
       cmocka_unit_test(test_dp_modes),
       cmocka_unit_test(test_korthikanti),
       cmocka_unit_test(test_distributed_optimizer_bytes),

@@ -170,6 +170,12 @@ ts_coll_gpu_gen ts_coll_gpu_gen_from_name(const char *model);
  * per-step latencies are left as they are. */
 void ts_coll_params_nccl(ts_coll_params *p, ts_coll_gpu_gen gen);
 
+/* The least once-per-operation latency (launch, base latency, NVLS
+ * latency) any algorithm and protocol pays under p: every transfer of a
+ * plan lowered with p starts at least this long after the operation
+ * does (0 outside NCCL's cost structure). */
+ts_time_ps ts_coll_min_startup(const ts_coll_params *p);
+
 /* Sets NCCL's per-step network overhead of multi-host rings (tuning.cc
  * getNetOverhead): 1 us per step (2 us on AMD hosts, amd != 0), three
  * times that for Simple. */

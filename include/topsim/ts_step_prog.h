@@ -107,6 +107,16 @@ typedef struct ts_step_bound_params {
   uint32_t host_gpus;
   uint32_t host_flags; /* TS_HOST_* facts of the layout (ts_work.h), 0:
                           none assumed (no host fluid terms) */
+  double tp_out_bps;   /* at least the capacity of the link directions out
+                          of any GPU that a transfer between two GPUs of one
+                          host can use (ts_sweep_fabric_of); with
+                          TS_HOST_TP_WHOLE it bounds the TP collectives by
+                          what a member must send. 0: no such term */
+  uint32_t tp_nvls;    /* 1: a group inside one host may run NVLS (the
+                          switch reduces: a member sends less) */
+  ts_time_ps tp_startup_ps; /* with tp_out_bps: at most the once-per-
+                          operation latency before any transfer of a
+                          collective starts (ts_coll_min_startup) */
 } ts_step_bound_params;
 
 /* A lower bound on the step time ts_step_run gives for these programs

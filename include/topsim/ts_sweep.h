@@ -150,34 +150,65 @@ double ts_sweep_ingress(const ts_topo *t, uint32_t gpus);
  * ts_step_bound_params.host_in_bps. 0 when a GPU has no host label (or out
  * of memory): no host term. */
 double ts_sweep_host_ingress(const ts_topo *t, uint32_t gpus);
+/* Largest sum of the NVLink bandwidths of one of the first gpus GPUs
+ * (NVSwitch bundle counted once): at least the capacity of the link
+ * directions a transfer to another GPU of its host can leave it by, under
+ * o's link state and faults (NULL: healthy). 0 (no TP egress term) where
+ * that cannot be shown: an NVLink down or failing during the run, two GPUs
+ * of a host without a shared NVSwitch or direct NVLink, a host whose GPUs
+ * are not consecutive, a GPU without a host label (src/sweep/sweep_fabric.c
+ * proves it). *nvls: 1 when such a GPU links to an NVLS-capable NVSwitch:
+ * ts_step_bound_params.tp_out_bps and tp_nvls. */
+double ts_sweep_tp_egress(const ts_topo *t, uint32_t gpus, const ts_step_opts *o,
+                          uint32_t *nvls);
+
+/* The least once-per-operation latency (ts_coll_min_startup) of the
+ * collectives ts_step_run would run on the first gpus GPUs under o (NULL:
+ * defaults): NCCL's cost structure of each GPU's generation, 0 with
+ * o->alpha_ps >= 0 or o->free_comm. ts_step_bound_params.tp_startup_ps. */
+ts_time_ps ts_sweep_tp_startup(const ts_topo *t, uint32_t gpus, const ts_step_opts *o);
+
+/* What the step bounds may assume about the fabric of one topology. */
+typedef struct ts_sweep_fabric {
+  double ingress_bps;  /* ts_sweep_ingress; 0: collectives free */
+  double host_in_bps;  /* ts_sweep_host_ingress; 0: no host terms */
+  double tp_out_bps;   /* ts_sweep_tp_egress; 0: no TP egress term */
+  uint32_t nvls;       /* its *nvls */
+  ts_time_ps tp_startup_ps; /* ts_sweep_tp_startup */
+} ts_sweep_fabric;
+
+/* All of them for the first gpus GPUs of t under o (NULL: healthy). */
+void ts_sweep_fabric_of(const ts_topo *t, uint32_t gpus, const ts_step_opts *o,
+                        ts_sweep_fabric *f);
 /* Maps and compiles mapping m and sets *out to a lower bound on the step
- * time ts_sweep_simulate would give (the larger of ts_step_bound, with
- * the host terms when host_in_bps > 0, and ts_work_step_bound_volume)
+ * time ts_sweep_simulate would give under the faults f was made for (the
+ * larger of ts_step_bound, with the host terms when f->host_in_bps > 0 and
+ * the TP egress term when f->tp_out_bps > 0, and ts_work_step_bound_volume)
  * and key[] to a hash of
  * everything that decides that simulation (compiled programs, reported
  * facts, rank layout): equal keys, equal simulated rows. 0 or the error
  * of mapping or compiling (d says why). */
 int ts_sweep_bound(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
-                   uint32_t gpus, double ingress_bps, double host_in_bps,
-                   ts_time_ps *out, uint64_t key[2], ts_diag *d);
+                   uint32_t gpus, const ts_sweep_fabric *f, ts_time_ps *out,
+                   uint64_t key[2], ts_diag *d);
 
 /* A cheaper, weaker lower bound than ts_sweep_bound from per-stage
- * compute, blocking TP collectives and ZeRO 3 weight all-gathers at
- * ingress_bps and host_in_bps (as ts_sweep_bound; both 0: compute alone)
+ * compute, blocking TP collectives and ZeRO 3 weight all-gathers under f
+ * (as ts_sweep_bound; all 0: compute alone)
  * (ts_work_step_bound_quick), 0 where it does not apply
  * (mixed GPU models, DualPipe, MoE, a mapping that does not validate).
  * Returns 0; *out is the bound. */
 int ts_sweep_bound_quick(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
-                         uint32_t gpus, double ingress_bps, double host_in_bps,
-                         ts_time_ps *out, ts_diag *d);
+                         uint32_t gpus, const ts_sweep_fabric *f, ts_time_ps *out,
+                         ts_diag *d);
 /* ts_sweep_bound_quick into *out, and into *guess that bound plus the
  * host volume term (ts_work_step_bound_volume): not a bound, an estimate
  * of the step for the order in which the sweep simulates (traffic the
  * bound can only take the larger of, a ZeRO 2 reduce-scatter every
  * micro-batch, mostly adds to the step). Returns 0. */
 int ts_sweep_guess_quick(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
-                         uint32_t gpus, double ingress_bps, double host_in_bps,
-                         ts_time_ps *out, ts_time_ps *guess, ts_diag *d);
+                         uint32_t gpus, const ts_sweep_fabric *f, ts_time_ps *out,
+                         ts_time_ps *guess, ts_diag *d);
 
 /* Sorts rows: simulated first, best first by `by`, ties by index. */
 void ts_sweep_rank(ts_sweep_row *rows, uint32_t n, ts_sweep_sort by);

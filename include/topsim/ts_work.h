@@ -214,7 +214,8 @@ int ts_work_host_members(const ts_workload *w, const ts_topo *t,
 enum {
   TS_HOST_TP_WHOLE = 1,  /* every TP group has all its members on one host */
   TS_HOST_ONE_STAGE = 2  /* every host with ranks holds *host_gpus of them,
-                            all of one pipeline stage */
+                            all running one program: one pipeline stage
+                            and one EP rank */
 };
 /* ts_work_host_members, and *flags the TS_HOST_* facts that hold (0 where
  * the layout is unknown). 0 or TS_ENOMEM. */

@@ -49,8 +49,7 @@ typedef struct sweep_state {
   ts_sweep_map *jobs; /* all topologies' mappings, in order */
   uint32_t njobs;
   ts_sweep_row *rows;
-  double ingress[MAX_TOPOS]; /* ts_sweep_ingress per topology */
-  double host_in[MAX_TOPOS]; /* ts_sweep_host_ingress per topology */
+  ts_sweep_fabric fab[MAX_TOPOS]; /* ts_sweep_fabric_of per topology */
   uint32_t nsim, nmemo, nbounded; /* how the rows were obtained */
   uint32_t nstopped;              /* of nsim: stopped at their horizon */
   uint32_t nreplay, nrounds;
@@ -277,14 +276,20 @@ static int load_all(sweep_state *s) {
     if (i && (rc = load_workload(o, &s->w[i]))) return rc;
     if ((rc = cli_load_topo(o->topo_paths[i], &s->t[i]))) return rc;
     s->names[i] = ts_topo_name(s->t[i]);
-    const uint32_t *ids;
-    s->ingress[i] = ts_sweep_ingress(s->t[i], ts_topo_gpus(s->t[i], &ids));
-    /* TOPSIM_SWEEP_NO_HOST_BOUND: tests/cli_sweep.sh measures what the
-     * host term of the bound (docs/model.md) saves */
-    s->host_in[i] = getenv("TOPSIM_SWEEP_NO_HOST_BOUND")
-                        ? 0 : ts_sweep_host_ingress(s->t[i], ts_topo_gpus(s->t[i], &ids));
   }
-  return load_faults(o, s->t[0]);
+  if ((rc = load_faults(o, s->t[0]))) return rc;
+  for (uint32_t i = 0; i < o->ntopo; i++) {
+    const uint32_t *ids;
+    /* the faults name parts of topology 0 only (load_faults) */
+    ts_sweep_fabric_of(s->t[i], ts_topo_gpus(s->t[i], &ids), i ? NULL : &o->step,
+                       &s->fab[i]);
+    /* TOPSIM_SWEEP_NO_HOST_BOUND, TOPSIM_SWEEP_NO_TP_EGRESS:
+     * tests/cli_sweep.sh measures what the host and TP egress terms of the
+     * bound (docs/model.md) save */
+    if (getenv("TOPSIM_SWEEP_NO_HOST_BOUND")) s->fab[i].host_in_bps = 0;
+    if (getenv("TOPSIM_SWEEP_NO_TP_EGRESS")) s->fab[i].tp_out_bps = 0;
+  }
+  return 0;
 }
 
 /* One clear message when nothing survives: the reason that pruned most and
@@ -356,12 +361,11 @@ static void run_task(uint32_t task, void *ctx, void *out) {
     ts_time_ps guess = 0;
     if (phase == 0)
       ts_sweep_guess_quick(s->w[m->topo], s->t[m->topo], m,
-                           s->set[m->topo].gpus, s->ingress[m->topo],
-                           s->host_in[m->topo], &b, &guess, &d);
+                           s->set[m->topo].gpus, &s->fab[m->topo], &b, &guess, &d);
     else
       row->status = ts_sweep_bound(s->w[m->topo], s->t[m->topo], m,
-                                   s->set[m->topo].gpus, s->ingress[m->topo],
-                                   s->host_in[m->topo], &b, row->key, &d);
+                                   s->set[m->topo].gpus, &s->fab[m->topo], &b,
+                                   row->key, &d);
     row->bound_s = (double)b / 1e12;
     row->guess_s = (double)guess / 1e12;
     return;

@@ -402,6 +402,16 @@ ts_time_ps coll_startup(const ts_coll_params *p, ts_coll_algo a,
          (a == TS_COLL_NVLS ? p->nvls_latency : 0);
 }
 
+ts_time_ps ts_coll_min_startup(const ts_coll_params *p) {
+  ts_time_ps lo = coll_startup(p, TS_COLL_RING, (ts_coll_proto)0);
+  for (int a = TS_COLL_RING; a < TS_COLL_ALGO_COUNT; a++)
+    for (int q = 0; q < TS_COLL_PROTO_COUNT; q++) {
+      ts_time_ps s = coll_startup(p, (ts_coll_algo)a, (ts_coll_proto)q);
+      if (s < lo) lo = s;
+    }
+  return lo;
+}
+
 double coll_ntree_cost(const ts_coll_comm *m, const ts_coll_params *p,
                        ts_coll_proto q, uint64_t bytes) {
   double L = (double)m->n / m->nhosts, S = (double)bytes;

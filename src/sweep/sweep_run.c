@@ -213,9 +213,20 @@ static const ts_gpu_model *one_model(const ts_topo *t, uint32_t gpus) {
   return ts_topo_gpu_model(t, model);
 }
 
+/* The bound parameters of f (group sizes and layout facts are the
+ * caller's). */
+static void fabric_params(const ts_sweep_fabric *f, ts_step_bound_params *bp) {
+  memset(bp, 0, sizeof *bp);
+  bp->ingress_bps = f->ingress_bps;
+  bp->host_in_bps = f->host_in_bps;
+  bp->tp_out_bps = f->tp_out_bps;
+  bp->tp_nvls = f->nvls;
+  bp->tp_startup_ps = f->tp_startup_ps;
+}
+
 int ts_sweep_bound(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
-                   uint32_t gpus, double ingress_bps, double host_in_bps,
-                   ts_time_ps *out, uint64_t key[2], ts_diag *d) {
+                   uint32_t gpus, const ts_sweep_fabric *f, ts_time_ps *out,
+                   uint64_t key[2], ts_diag *d) {
   ts_mapping *map = NULL;
   ts_step_progs P;
   memset(&P, 0, sizeof P);
@@ -225,11 +236,9 @@ int ts_sweep_bound(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
   if (!rc) rc = ts_step_compile(w, t, map, &P, d);
   if (!rc) {
     ts_step_bound_params bp;
-    memset(&bp, 0, sizeof bp);
+    fabric_params(f, &bp);
     for (int g = 0; g < TS_GROUP_COUNT; g++)
       bp.group_size[g] = ts_mapping_group_size(map, (ts_group)g);
-    bp.ingress_bps = ingress_bps;
-    bp.host_in_bps = host_in_bps;
     rc = ts_work_host_layout(w, t, bp.host_members, &bp.host_gpus, &bp.host_flags);
     if (getenv("TOPSIM_SWEEP_NO_FLUID")) bp.host_flags = 0; /* measured in docs */
     if (!rc) rc = ts_step_bound(&P, &bp, out);
@@ -244,14 +253,14 @@ int ts_sweep_bound(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
 }
 
 int ts_sweep_bound_quick(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
-                         uint32_t gpus, double ingress_bps, double host_in_bps,
-                         ts_time_ps *out, ts_diag *d) {
-  return ts_sweep_guess_quick(w, t, m, gpus, ingress_bps, host_in_bps, out, NULL, d);
+                         uint32_t gpus, const ts_sweep_fabric *f, ts_time_ps *out,
+                         ts_diag *d) {
+  return ts_sweep_guess_quick(w, t, m, gpus, f, out, NULL, d);
 }
 
 int ts_sweep_guess_quick(ts_workload *w, const ts_topo *t, const ts_sweep_map *m,
-                         uint32_t gpus, double ingress_bps, double host_in_bps,
-                         ts_time_ps *out, ts_time_ps *guess, ts_diag *d) {
+                         uint32_t gpus, const ts_sweep_fabric *f, ts_time_ps *out,
+                         ts_time_ps *guess, ts_diag *d) {
   *out = 0;
   if (guess) *guess = 0;
   const ts_gpu_model *g = one_model(t, gpus);
@@ -259,10 +268,11 @@ int ts_sweep_guess_quick(ts_workload *w, const ts_topo *t, const ts_sweep_map *m
   int rc = ts_sweep_apply(w, m, gpus, d);
   if (!rc && ts_work_validate(w, d)) return 0; /* the replay will say why */
   ts_step_bound_params bp;
-  memset(&bp, 0, sizeof bp);
-  bp.ingress_bps = ingress_bps;
-  bp.host_in_bps = host_in_bps;
-  if (!rc && host_in_bps > 0)
+  fabric_params(f, &bp);
+  /* the layout's flags decide the TP egress term, as in ts_sweep_bound */
+  if (!rc && f->tp_out_bps > 0)
+    rc = ts_work_host_layout(w, t, bp.host_members, &bp.host_gpus, &bp.host_flags);
+  else if (!rc && f->host_in_bps > 0)
     rc = ts_work_host_members(w, t, bp.host_members, &bp.host_gpus);
   if (!rc) rc = ts_work_step_bound_quick(w, g, &bp, out);
   if (rc) *out = 0;

@@ -76,7 +76,7 @@
  *    at or after hi: this is how the CP all-gathers of the 8 ranks of a
  *    DGX, which share its NICs, reach every rank's time.
  *  - TS_HOST_ONE_STAGE: every host holds n = host_gpus ranks of one stage
- *    (so running this program), in m >= ceil(n/K) distinct groups of the
+ *    and one EP rank (so running this program), in m >= ceil(n/K) distinct groups of the
  *    kind (sum of their members on H = n): an instance moves >= S (m -
  *    n/p) in the major direction and S n/p in the other (all-reduce S m
  *    each way). Every instance up to the last one waited for on its
@@ -158,11 +158,28 @@ static void fluid_coll(const ts_step_ins *in, const ts_step_bound_params *bp,
   }
 }
 
+/* The least bytes a member of a p-member group inside one host sends,
+ * on average over the members, in one instance of kind over a tensor of S
+ * bytes, whatever algorithm the chooser picks (the TP egress term, above):
+ * every lowering but NVLS moves 2 (p-1) S in all for an all-reduce and
+ * (p-1) S for a reduce-scatter or an all-gather; NVLS at least p S, p S
+ * and S. 0 for other kinds. */
+static double out_bytes(uint8_t kind, double S, uint32_t p, uint32_t nvls) {
+  double ring = S * (p - 1) / p;
+  switch (kind) {
+  case TS_COLL_ALL_REDUCE: return nvls ? S : 2 * ring;
+  case TS_COLL_ALL_GATHER: return nvls ? S / p : ring;
+  case TS_COLL_REDUCE_SCATTER: return ring;
+  default: return 0;
+  }
+}
+
 /* lb() of one instance of collective kind over p members of tensor size
- * val bytes: the larger of the GPU term (the rules above) and the host
- * term (below). */
+ * val bytes: the largest of the GPU term (the rules above), the host term
+ * (below) and, when tp_out > 0 (a group inside one host), the egress term. */
 static ts_time_ps kind_lb(uint8_t kind, uint64_t val, uint32_t p, uint32_t k,
-                          double ingress, double host_in) {
+                          double ingress, double host_in, double tp_out,
+                          uint32_t nvls, ts_time_ps startup) {
   if (p <= 1) return 0;
   double bytes = 0, host = 0, s = (double)val;
   switch (kind) {
@@ -174,12 +191,24 @@ static ts_time_ps kind_lb(uint8_t kind, uint64_t val, uint32_t p, uint32_t k,
   /* floor: a rounded-down time stays a lower bound */
   double t = ingress > 0 ? bytes / ingress : 0;
   if (host_in > 0 && k && k < p && host / host_in > t) t = host / host_in;
+  /* no transfer starts before the operation's startup latency, so the
+   * bytes leave a member after it */
+  double eg = tp_out > 0 ? (double)startup / 1e12 + out_bytes(kind, s, p, nvls) / tp_out : 0;
+  if (eg > t) t = eg;
   return (ts_time_ps)(t * 1e12);
 }
 
+/* The egress capacity the TP term may use under bp, or 0: only when every
+ * TP group lies inside one host. */
+static double tp_out_of(const ts_step_bound_params *bp) {
+  return bp->host_flags & TS_HOST_TP_WHOLE ? bp->tp_out_bps : 0;
+}
+
 static ts_time_ps coll_lb(const ts_step_ins *in, const ts_step_bound_params *bp) {
+  double out = in->group == TS_GROUP_TP ? tp_out_of(bp) : 0;
   return kind_lb(in->kind, in->val, bp->group_size[in->group],
-                 bp->host_members[in->group], bp->ingress_bps, bp->host_in_bps);
+                 bp->host_members[in->group], bp->ingress_bps, bp->host_in_bps,
+                 out, bp->tp_nvls, bp->tp_startup_ps);
 }
 
 /* Runs program i until it ends or meets a RECV whose message is not
@@ -335,10 +364,13 @@ static int tp_block_lb(const work_cfg *c, const ts_step_bound_params *bp,
     S = UINT64_MAX;
   uint32_t k = bp->host_members[TS_GROUP_TP];
   double in = bp->ingress_bps, hin = bp->host_in_bps;
+  double eg = tp_out_of(bp);
+  uint32_t nv = bp->tp_nvls;
+  ts_time_ps st = bp->tp_startup_ps;
   *out = c->sequence_parallel
-             ? kind_lb(TS_COLL_ALL_GATHER, S, c->tp, k, in, hin) +
-                   kind_lb(TS_COLL_REDUCE_SCATTER, S, c->tp, k, in, hin)
-             : kind_lb(TS_COLL_ALL_REDUCE, S, c->tp, k, in, hin);
+             ? kind_lb(TS_COLL_ALL_GATHER, S, c->tp, k, in, hin, eg, nv, st) +
+                   kind_lb(TS_COLL_REDUCE_SCATTER, S, c->tp, k, in, hin, eg, nv, st)
+             : kind_lb(TS_COLL_ALL_REDUCE, S, c->tp, k, in, hin, eg, nv, st);
   return 0;
 }
 
@@ -355,9 +387,9 @@ static ts_time_ps zero3_lb(const work_cfg *c, uint32_t s,
   /* work_comm.c's buckets: full buckets of bsz, then the rest */
   uint64_t total = ts_double_to_u64_sat(dense * 2);
   uint64_t bsz = c->dp_bucket ? c->dp_bucket : 1;
-  ts_time_ps full = kind_lb(TS_COLL_ALL_GATHER, bsz, p, k, in, hin);
+  ts_time_ps full = kind_lb(TS_COLL_ALL_GATHER, bsz, p, k, in, hin, 0, 0, 0);
   return (ts_time_ps)(total / bsz) * full +
-         kind_lb(TS_COLL_ALL_GATHER, total % bsz, p, k, in, hin);
+         kind_lb(TS_COLL_ALL_GATHER, total % bsz, p, k, in, hin, 0, 0, 0);
 }
 
 /* Per stage the forward (fb[0]) and backward + recompute (fb[1]) time of

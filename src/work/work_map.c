@@ -396,7 +396,7 @@ static void count_host_members(const int32_t *host, uint32_t n,
 }
 
 /* The shape flags of ts_work_host_layout from the ranks' hosts, their
- * pipeline coordinates and TP group ids (n ranks, host-major). */
+ * programs (stage and EP rank) and TP group ids (n ranks, host-major). */
 static uint32_t host_shape(const int32_t *host, const uint32_t *stage,
                            const uint32_t *tp_id, uint32_t n, uint32_t host_gpus) {
   uint32_t flags = TS_HOST_TP_WHOLE | TS_HOST_ONE_STAGE;
@@ -458,8 +458,8 @@ int ts_work_host_layout(const ts_workload *w, const ts_topo *t,
       coord[perm[i]] = x % size[perm[i]];
       x /= size[perm[i]];
     }
-    stage[r] = coord[WORK_D_PP];
-    stage[r] = coord[WORK_D_PP];
+    /* ranks run one program per (stage, EP rank): ts_work_ops */
+    stage[r] = coord[WORK_D_PP] * c.ep + coord[WORK_D_EP];
     for (int g = 0; g < TS_GROUP_COUNT; g++) {
       uint32_t v = 0, vs = 1;
       for (int k = 0; k < WORK_D_COUNT; k++)

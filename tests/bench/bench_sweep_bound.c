@@ -41,21 +41,26 @@ int main(int argc, char **argv) {
     return 65;
   }
   const uint32_t *ids;
-  double ingress = ts_sweep_ingress(t, ts_topo_gpus(t, &ids));
-  double host_in = ts_sweep_host_ingress(t, ts_topo_gpus(t, &ids));
+  ts_sweep_fabric fab;
+  ts_sweep_fabric_of(t, ts_topo_gpus(t, &ids), NULL, &fab);
   printf("mappings %u (enumerated in %.1f s), ingress %.0f GB/s a GPU, "
-         "%.0f GB/s a host\n", z.n, bench_now_s() - t0, ingress / 1e9,
-         host_in / 1e9);
-  static const char *const what[3] = {"compute alone",
+         "%.0f GB/s a host, TP egress %.0f GB/s a GPU\n", z.n, bench_now_s() - t0,
+         fab.ingress_bps / 1e9, fab.host_in_bps / 1e9, fab.tp_out_bps / 1e9);
+  static const char *const what[4] = {"compute alone",
                                       "compute + blocking TP and ZeRO 3",
-                                      "... + host terms (gathers, volume)"};
-  for (int pass = 0; pass < 3; pass++) {
-    double in = pass ? ingress : 0, hin = pass == 2 ? host_in : 0, lo = 0;
+                                      "... + host terms (gathers, volume)",
+                                      "... + TP egress"};
+  for (int pass = 0; pass < 4; pass++) {
+    ts_sweep_fabric f = fab;
+    f.ingress_bps = pass ? fab.ingress_bps : 0;
+    f.host_in_bps = pass >= 2 ? fab.host_in_bps : 0;
+    f.tp_out_bps = pass == 3 ? fab.tp_out_bps : 0;
+    double lo = 0;
     uint32_t below[8] = {0};
     t0 = bench_now_s();
     for (uint32_t i = 0; i < z.n; i++) {
       ts_time_ps q = 0;
-      ts_sweep_bound_quick(w, t, &z.maps[i], z.gpus, in, hin, &q, &d);
+      ts_sweep_bound_quick(w, t, &z.maps[i], z.gpus, &f, &q, &d);
       double b = (double)q / 1e12;
       if (i == 0 || b < lo) lo = b;
       for (int k = 0; k < ncut; k++) below[k] += b < cuts[k];

@@ -48,7 +48,10 @@ int main(int argc, char **argv) {
   }
   const uint32_t *ids;
   uint32_t ng = ts_topo_gpus(t, &ids);
-  double ingress = ts_sweep_ingress(t, ng), host_in = ts_sweep_host_ingress(t, ng);
+  /* TOPSIM_SWEEP_NO_TP_EGRESS as in `topsim sweep`: what the term saves */
+  ts_sweep_fabric fab;
+  ts_sweep_fabric_of(t, ng, NULL, &fab);
+  if (getenv("TOPSIM_SWEEP_NO_TP_EGRESS")) fab.tp_out_bps = 0;
   int sim = argc > 1 && (!strcmp(argv[1], "sim") || !strcmp(argv[1], "horizon"));
   double horizon = argc > 2 && !strcmp(argv[1], "horizon") ? atof(argv[2]) : 0;
   if (argc < 2) {
@@ -56,7 +59,7 @@ int main(int argc, char **argv) {
     for (uint32_t i = 0; i < z.n; i++) {
       const ts_sweep_map *m = &z.maps[i];
       ts_time_ps q = 0, g = 0;
-      ts_sweep_guess_quick(w, t, m, z.gpus, ingress, host_in, &q, &g, &d);
+      ts_sweep_guess_quick(w, t, m, z.gpus, &fab, &q, &g, &d);
       printf("%u,%u,%u,%u,%u,%u,%u,%u,%u,%u,%.2f,%.4f,%.4f\n", i, m->tp, m->cp,
              m->pp, m->vp, m->dp, m->mb, m->schedule, m->recompute, m->zero,
              (double)m->mem_bytes / 1073741824.0, (double)q / 1e12, (double)g / 1e12);
@@ -68,9 +71,9 @@ int main(int argc, char **argv) {
     const ts_sweep_map *m = &z.maps[i];
     ts_time_ps q = 0, r = 0;
     uint64_t key[2];
-    ts_sweep_bound_quick(w, t, m, z.gpus, ingress, host_in, &q, &d);
+    ts_sweep_bound_quick(w, t, m, z.gpus, &fab, &q, &d);
     double t0 = cpu_s();
-    ts_sweep_bound(w, t, m, z.gpus, ingress, host_in, &r, key, &d);
+    ts_sweep_bound(w, t, m, z.gpus, &fab, &r, key, &d);
     double t1 = cpu_s();
     ts_sweep_row row;
     memset(&row, 0, sizeof row);
