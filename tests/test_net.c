@@ -173,20 +173,25 @@ static void test_incast(void **state) {
 }
 
 /* Max-min: n0 -L1(10 GB/s)-> n1 -L2(6 GB/s)-> n2. Flow A crosses L1 and
- * L2, B only L2, C only L1, each S = 21e6 B. Progressive filling: L2's
+ * L2, B only L2, C only L1, each S = 21e6 B, all sent at time 0. */
+static void maxmin_three_start(world *w) {
+  ts_topo *t = tg_new(3);
+  tg_link(t, 0, 1, 10 * GBs, 0);
+  tg_link(t, 1, 2, 6 * GBs, 0);
+  tg_done(w, t, TS_NET_FLOW);
+  uint32_t pa[] = {0, 2}, pb[] = {2}, pc[] = {0};
+  send1(w, pa, 2, 21000000, 0, 0);
+  send1(w, pb, 1, 21000000, 0, 1);
+  send1(w, pc, 1, 21000000, 0, 2);
+}
+
+/* maxmin_three_start's flows. Progressive filling: L2's
  * share 6/2 = 3 < L1's 10/2 = 5, so A = B = 3 GB/s; C gets L1's rest,
  * 10 - 3 = 7 GB/s. C finishes at 21e6/7e9 = 3 ms; then L1 is A's alone
  * but A stays at L2's 3 GB/s: A and B finish at 21e6/3e9 = 7 ms. */
 static void test_maxmin_three(void **state) {
   world w;
-  ts_topo *t = tg_new(3);
-  tg_link(t, 0, 1, 10 * GBs, 0);
-  tg_link(t, 1, 2, 6 * GBs, 0);
-  tg_done(&w, t, TS_NET_FLOW);
-  uint32_t pa[] = {0, 2}, pb[] = {2}, pc[] = {0};
-  send1(&w, pa, 2, 21000000, 0, 0);
-  send1(&w, pb, 1, 21000000, 0, 1);
-  send1(&w, pc, 1, 21000000, 0, 2);
+  maxmin_three_start(&w);
   run(&w);
   assert_int_equal(w.done[2], 3 * TS_PS_PER_MS);
   assert_int_equal(w.done[0], 7 * TS_PS_PER_MS);
@@ -200,14 +205,7 @@ static void test_maxmin_three(void **state) {
  * fidelity and a direction out of range: TS_EUSAGE with zeros. */
 static void test_dir_rates(void **state) {
   world w;
-  ts_topo *t = tg_new(3);
-  tg_link(t, 0, 1, 10 * GBs, 0);
-  tg_link(t, 1, 2, 6 * GBs, 0);
-  tg_done(&w, t, TS_NET_FLOW);
-  uint32_t pa[] = {0, 2}, pb[] = {2}, pc[] = {0};
-  send1(&w, pa, 2, 21000000, 0, 0);
-  send1(&w, pb, 1, 21000000, 0, 1);
-  send1(&w, pc, 1, 21000000, 0, 2);
+  maxmin_three_start(&w);
   assert_int_equal(ts_sim_run_until(w.sim, TS_PS_PER_MS), 0);
   double sum = -1, max = -1;
   assert_int_equal(ts_net_dir_rates(w.net, 0, &sum, &max), 0);
