@@ -158,6 +158,16 @@ typedef struct exec_memo {
   uint64_t replays;             /* instances replayed, applied at the end */
 } exec_memo;
 
+/* One direction a plan's isolated run uses, as the network sees it (after
+ * the fold's dir_rep; the most of any direction of its orbit). */
+typedef struct exec_quiet_dir {
+  uint32_t dir;
+  uint32_t peak;    /* most flows at once there */
+  ts_time_ps end;   /* when, after the start, its last flow leaves it */
+  ts_time_ps busy;  /* busy time there in isolation */
+  uint64_t bytes;   /* bytes there in isolation */
+} exec_quiet_dir;
+
 typedef struct exec_plan_ent {
   uint8_t op;
   uint8_t flags;
@@ -170,13 +180,9 @@ typedef struct exec_plan_ent {
   exec_memo *memo;              /* isolated result, once computed */
   uint8_t checked;              /* fold: images proven (exec_step_fold.c) */
   ts_coll_plan *fplan;          /* fold, live TP: member 0's share */
-  uint32_t *qdir, nq;           /* quiet replay: directions the network
+  exec_quiet_dir *q;            /* quiet replay: directions the network
                                    sees the plan use (after dir_rep) */
-  ts_time_ps *qend;             /* ... and when, after the start, its last
-                                   flow leaves each of them */
-  ts_time_ps *qbusy;            /* ... busy time there in isolation */
-  uint64_t *qbytes;             /* ... bytes there in isolation */
-  uint32_t *qpeak;              /* ... most flows at once there */
+  uint32_t nq;
   uint8_t qnvl;                 /* ... all of them NVLinks (one host) */
   struct exec_plan_ent *next;
 } exec_plan_ent;

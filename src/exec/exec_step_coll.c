@@ -60,11 +60,7 @@ static void group_free(exec_group *G) {
     n = e->next;
     ts_coll_plan_free(e->plan);
     ts_coll_plan_free(e->fplan);
-    free(e->qdir);
-    free(e->qend);
-    free(e->qbusy);
-    free(e->qbytes);
-    free(e->qpeak);
+    free(e->q);
     exec_memo_free(e->memo);
     free(e);
   }

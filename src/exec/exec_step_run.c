@@ -251,33 +251,26 @@ static int plan_of(step_state *S, uint32_t g, uint32_t id, exec_plan_ent **e) {
  * images) and its peak flow count. 0 or TS_ENOMEM. */
 static int quiet_dirs(step_state *S, exec_plan_ent *e) {
   const exec_memo *M = e->memo;
-  e->qdir = malloc(((size_t)M->n + 1) * sizeof *e->qdir);
-  e->qend = malloc(((size_t)M->n + 1) * sizeof *e->qend);
-  e->qbusy = malloc(((size_t)M->n + 1) * sizeof *e->qbusy);
-  e->qbytes = malloc(((size_t)M->n + 1) * sizeof *e->qbytes);
-  e->qpeak = malloc(((size_t)M->n + 1) * sizeof *e->qpeak);
-  if (!e->qdir || !e->qend || !e->qbusy || !e->qbytes || !e->qpeak)
-    return TS_ENOMEM;
+  e->q = malloc(((size_t)M->n + 1) * sizeof *e->q);
+  if (!e->q) return TS_ENOMEM;
   for (uint32_t i = 0; i < M->n; i++) {
     uint32_t d = M->dir[i];
     if (S->x->dir_rep && S->x->dir_rep[d] != UINT32_MAX) d = S->x->dir_rep[d];
     uint32_t j = 0;
-    while (S->x->dir_rep && j < e->nq && e->qdir[j] != d) j++;
+    while (S->x->dir_rep && j < e->nq && e->q[j].dir != d) j++;
     if (!S->x->dir_rep || j == e->nq) {
       j = e->nq++;
-      e->qdir[j] = d;
-      e->qend[j] = e->qbusy[j] = 0;
-      e->qbytes[j] = 0;
-      e->qpeak[j] = 0;
+      e->q[j] = (exec_quiet_dir){.dir = d};
     }
-    if (M->end[i] > e->qend[j]) e->qend[j] = M->end[i];
-    if (M->busy[i] > e->qbusy[j]) e->qbusy[j] = M->busy[i];
-    if (M->bytes[i] > e->qbytes[j]) e->qbytes[j] = M->bytes[i];
-    if (M->peak[i] > e->qpeak[j]) e->qpeak[j] = M->peak[i];
+    exec_quiet_dir *q = &e->q[j];
+    if (M->end[i] > q->end) q->end = M->end[i];
+    if (M->busy[i] > q->busy) q->busy = M->busy[i];
+    if (M->bytes[i] > q->bytes) q->bytes = M->bytes[i];
+    if (M->peak[i] > q->peak) q->peak = M->peak[i];
   }
   e->qnvl = 1;
   for (uint32_t j = 0; j < e->nq; j++)
-    e->qnvl &= ts_topo_link(S->t, e->qdir[j] >> 1)->kind == TS_LINK_NVLINK;
+    e->qnvl &= ts_topo_link(S->t, e->q[j].dir >> 1)->kind == TS_LINK_NVLINK;
   return 0;
 }
 
@@ -300,16 +293,16 @@ static int quiet_dirs(step_state *S, exec_plan_ent *e) {
 static ts_time_ps quiet_stretch(step_state *S, const exec_plan_ent *e) {
   ts_time_ps most = 0;
   for (uint32_t i = 0; i < e->nq; i++) {
-    uint32_t d = e->qdir[i];
-    if (!ts_net_dir_active(S->net, d)) continue;
+    const exec_quiet_dir *q = &e->q[i];
+    if (!ts_net_dir_active(S->net, q->dir)) continue;
     double sum, max;
-    if (ts_net_dir_rates(S->net, d, &sum, &max)) return -1;
-    double left = ts_net_dir_bandwidth(S->net, d) - sum;
-    uint32_t k = e->qpeak[i] ? e->qpeak[i] : 1;
+    if (ts_net_dir_rates(S->net, q->dir, &sum, &max)) return -1;
+    double left = ts_net_dir_bandwidth(S->net, q->dir) - sum;
+    uint32_t k = q->peak ? q->peak : 1;
     if (!(left > 0) || left / k < max * (1 + 1e-9)) return -1;
-    double t = (double)e->qbytes[i] / left * 1e12;
-    if (t > (double)e->qbusy[i] && t - (double)e->qbusy[i] > (double)most)
-      most = (ts_time_ps)(t - (double)e->qbusy[i] + 0.5);
+    double t = (double)q->bytes / left * 1e12;
+    if (t > (double)q->busy && t - (double)q->busy > (double)most)
+      most = (ts_time_ps)(t - (double)q->busy + 0.5);
   }
   return (ts_time_ps)most;
 }
@@ -371,7 +364,7 @@ static bool quiet_replay(step_state *S, uint32_t g, uint32_t id,
   if (streams == 2 || (streams == 1 && !bounded)) return false;
   int rc = e->memo ? 0 : exec_fast_memo(&S->fast, S->x, S->o, e->plan,
                                         S->hbm_bw, &e->memo, S->d);
-  if (!rc && !e->qdir) rc = quiet_dirs(S, e);
+  if (!rc && !e->q) rc = quiet_dirs(S, e);
   if (rc) {
     fail(S, rc);
     return true;
@@ -380,7 +373,7 @@ static bool quiet_replay(step_state *S, uint32_t g, uint32_t id,
   ts_time_ps now = ts_sim_now(S->sim);
   int busy = 0;
   for (uint32_t i = 0; i < e->nq; i++) {
-    uint32_t d = e->qdir[i];
+    uint32_t d = e->q[i].dir;
     if (S->pend[d] > now || S->resv[d] > now) return false;
     busy |= ts_net_dir_active(S->net, d) != 0;
   }
@@ -393,8 +386,8 @@ static bool quiet_replay(step_state *S, uint32_t g, uint32_t id,
     S->res->replayed_beside += run_mult(S, g);
   }
   for (uint32_t i = 0; i < e->nq; i++) {
-    S->resv[e->qdir[i]] = now + e->qend[i] + late + 1;
-    S->rkey[e->qdir[i]] = key;
+    S->resv[e->q[i].dir] = now + e->q[i].end + late + 1;
+    S->rkey[e->q[i].dir] = key;
   }
   e->memo->replays++;
   S->res->replayed += run_mult(S, g);
