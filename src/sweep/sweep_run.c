@@ -270,10 +270,8 @@ int ts_sweep_guess_quick(ts_workload *w, const ts_topo *t, const ts_sweep_map *m
   ts_step_bound_params bp;
   fabric_params(f, &bp);
   /* the layout's flags decide the TP egress term, as in ts_sweep_bound */
-  if (!rc && f->tp_out_bps > 0)
+  if (!rc && (f->tp_out_bps > 0 || f->host_in_bps > 0))
     rc = ts_work_host_layout(w, t, bp.host_members, &bp.host_gpus, &bp.host_flags);
-  else if (!rc && f->host_in_bps > 0)
-    rc = ts_work_host_members(w, t, bp.host_members, &bp.host_gpus);
   if (!rc) rc = ts_work_step_bound_quick(w, g, &bp, out);
   if (rc) *out = 0;
   if (guess) *guess = rc ? 0 : *out + ts_work_step_bound_volume(w, g, &bp);

@@ -76,10 +76,10 @@
  *    at or after hi: this is how the CP all-gathers of the 8 ranks of a
  *    DGX, which share its NICs, reach every rank's time.
  *  - TS_HOST_ONE_STAGE: every host holds n = host_gpus ranks of one stage
- *    and one EP rank (so running this program), in m >= ceil(n/K) distinct groups of the
- *    kind (sum of their members on H = n): an instance moves >= S (m -
- *    n/p) in the major direction and S n/p in the other (all-reduce S m
- *    each way). Every instance up to the last one waited for on its
+ *    and one EP rank (so running this program), in m >= ceil(n/K)
+ *    distinct groups of the kind (sum of their members on H = n): an
+ *    instance moves >= S (m - n/p) in the major direction and S n/p in the
+ *    other (all-reduce S m each way). Every instance up to the last one waited for on its
  *    stream ends before its member's program does, so the step is >= E
  *    over all of them, all streams on one machine per direction (their
  *    bytes are different data).
