@@ -139,6 +139,15 @@ int ts_net_send_weighted(ts_net *net, const uint32_t *const *paths,
                          uint32_t k, uint64_t bytes, ts_time_ps alpha_sw,
                          ts_net_done_fn fn, void *ctx, uint64_t tag);
 
+/* As ts_net_send_weighted for paths a router built on this network's
+ * topology (ts_route, or hops read off its adjacency): contiguity is
+ * trusted, not rechecked; range, hop count and down links are. The same
+ * flows, events and results as ts_net_send_weighted on valid paths. */
+int ts_net_send_routed(ts_net *net, const uint32_t *const *paths,
+                       const uint32_t *hops, const double *weights, uint32_t k,
+                       uint64_t bytes, ts_time_ps alpha_sw, ts_net_done_fn fn,
+                       void *ctx, uint64_t tag);
+
 /* NVSwitch bundles. Hardware and NCCL stripe NVLink traffic over every
  * NVSwitch chip a GPU links to, so those links always carry the same share
  * of it. With bundle_nvswitch on, the model represents them as one

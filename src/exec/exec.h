@@ -32,14 +32,16 @@ struct exec_run;
 typedef struct exec_cache exec_cache;
 exec_cache *exec_cache_new(void);
 void exec_cache_free(exec_cache *c);
-/* 1 and *out filled when (src, dst, channel) is cached, else 0. */
+/* 1 and *out, *lat (the path's summed hop latency, as put) filled when
+ * (src, dst, channel) is cached, else 0. */
 int exec_cache_get(const exec_cache *c, uint32_t src, uint32_t dst,
-                   uint32_t ch, ts_path *out);
+                   uint32_t ch, ts_path *out, ts_time_ps *lat);
 /* Forgets every entry (keeps the memory). */
 void exec_cache_clear(exec_cache *c);
-/* Remembers p for the connection (silently not, without memory). */
+/* Remembers p and its summed hop latency lat for the connection (silently
+ * not, without memory). */
 void exec_cache_put(exec_cache *c, uint32_t src, uint32_t dst, uint32_t ch,
-                    const ts_path *p);
+                    const ts_path *p, ts_time_ps lat);
 
 struct ts_exec {
   const ts_topo *t;
@@ -52,6 +54,8 @@ struct ts_exec {
   double *slow;                   /* per node: straggler factor, or NULL */
   /* executor (exec_coll.c) */
   ts_path *paths;                 /* scratch for one path set */
+  ts_time_ps path_lat;            /* summed hop latency of paths[0] as
+                                     exec_xfer_paths last set it */
   uint64_t transfers, wire_bytes;
   int err;
   ts_diag diag;
@@ -113,7 +117,8 @@ int exec_coll_send1(ts_exec *x, const ts_coll_plan *plan, ts_net_done_fn fn,
                     void *ctx, uint64_t tag, ts_diag *d);
 
 /* The path set the executor sends xf over, into x->paths[0..*k) (the same
- * route, cached or not). 0 or the router's error, d set. */
+ * route, cached or not), and paths[0]'s summed hop latency into
+ * x->path_lat. 0 or the router's error, d set. */
 int exec_xfer_paths(ts_exec *x, const ts_coll_xfer *xf, uint32_t *k,
                     ts_diag *d);
 /* Latency the executor charges xf on top of the network's, for the path

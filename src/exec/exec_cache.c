@@ -7,8 +7,9 @@
  * doubling at half load, so it is sized to the connections a run actually
  * uses (a direct-mapped table of fixed size missed at every step once rings
  * passed ~2,000 ranks). Paths live in one growable pool of directions
- * (a slot holds offset and length), about 20 bytes plus 4 per hop per
- * connection. Costs: lookup and insert O(1) expected, growth amortised.
+ * (a slot holds offset, length and the path's summed hop latency, so a
+ * compact transfer's extra latency needs no walk of the link array),
+ * 32 bytes plus 4 per hop per connection. Costs: lookup and insert O(1) expected, growth amortised.
  * Out of memory is not an error: the caller routes again. */
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,11 @@
 typedef struct cache_slot {
   uint32_t src, dst, channel; /* src == UINT32_MAX: empty */
   uint32_t off, len;          /* dirs in the pool */
+  uint32_t pad;
+  ts_time_ps lat;             /* summed hop latency of the path */
 } cache_slot;
+
+_Static_assert(sizeof(cache_slot) == 32, "two slots per cache line");
 
 struct exec_cache {
   cache_slot *slot;
@@ -69,10 +74,11 @@ static cache_slot *probe(cache_slot *s, uint32_t mask, uint32_t src,
 }
 
 int exec_cache_get(const exec_cache *c, uint32_t src, uint32_t dst,
-                   uint32_t ch, ts_path *out) {
+                   uint32_t ch, ts_path *out, ts_time_ps *lat) {
   if (!c) return 0;
   const cache_slot *s = probe(c->slot, c->mask, src, dst, ch);
   if (s->src == UINT32_MAX) return 0;
+  *lat = s->lat;
   out->len = s->len;
   memcpy(out->dir, c->pool + s->off, s->len * sizeof *out->dir);
   return 1;
@@ -101,7 +107,7 @@ static int grow(exec_cache *c) {
 }
 
 void exec_cache_put(exec_cache *c, uint32_t src, uint32_t dst, uint32_t ch,
-                    const ts_path *p) {
+                    const ts_path *p, ts_time_ps lat) {
   if (!c) return;
   if ((uint64_t)(c->used + 1) * 2 > (uint64_t)c->mask + 1 && grow(c)) return;
   if (c->npool + p->len > c->cap) {
@@ -115,7 +121,7 @@ void exec_cache_put(exec_cache *c, uint32_t src, uint32_t dst, uint32_t ch,
   }
   cache_slot *s = probe(c->slot, c->mask, src, dst, ch);
   if (s->src != UINT32_MAX) return;
-  *s = (cache_slot){src, dst, ch, (uint32_t)c->npool, p->len};
+  *s = (cache_slot){src, dst, ch, (uint32_t)c->npool, p->len, 0, lat};
   memcpy(c->pool + c->npool, p->dir, p->len * sizeof *p->dir);
   c->npool += p->len;
   c->used++;

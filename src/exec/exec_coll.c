@@ -134,6 +134,13 @@ static void fail(exec_run *r, int code, const ts_diag *d) {
   ts_sim_stop(x->sim);
 }
 
+/* Hop latencies of a path (the network model charges them once per send). */
+static ts_time_ps path_latency(const ts_topo *t, const ts_path *p) {
+  ts_time_ps lat = 0;
+  for (uint32_t i = 0; i < p->len; i++) lat += ts_topo_link(t, p->dir[i] >> 1)->latency;
+  return lat;
+}
+
 /* Path set of one transfer: NVLS hops to/from a switch, else a route. */
 int exec_xfer_paths(ts_exec *x, const ts_coll_xfer *xf, uint32_t *k,
                     ts_diag *d) {
@@ -143,7 +150,10 @@ int exec_xfer_paths(ts_exec *x, const ts_coll_xfer *xf, uint32_t *k,
     uint32_t sw = (uint32_t)(to_gpu ? xf->src : xf->dst);
     *k = exec_path_nvswitch(x->t, x->net, gpu, sw, to_gpu, x->paths,
                             EXEC_PATH_STRIPES);
-    if (*k) return 0;
+    if (*k) {
+      x->path_lat = path_latency(x->t, &x->paths[0]);
+      return 0;
+    }
     return ts_diag_set(d, TS_EINVALID, NULL, 0, 0, "GPU '%s' has no NVLink to "
                        "switch '%s'", ts_topo_node_name(x->t, gpu),
                        ts_topo_node_name(x->t, sw));
@@ -152,31 +162,32 @@ int exec_xfer_paths(ts_exec *x, const ts_coll_xfer *xf, uint32_t *k,
   uint32_t src = (uint32_t)xf->src, dst = (uint32_t)xf->dst;
   uint64_t flow = ((uint64_t)src * 0x9E3779B97F4A7C15ULL) ^
                   ((uint64_t)dst * 0xC2B2AE3D27D4EB4FULL) ^ xf->channel;
-  if (exec_cache_get(x->cache, src, dst, xf->channel, &x->paths[0])) {
+  if (exec_cache_get(x->cache, src, dst, xf->channel, &x->paths[0],
+                     &x->path_lat)) {
     *k = 1;
     return 0;
   }
   int rc = exec_path_route(x->t, x->net, x->rt, src, dst, flow, 0, x->paths,
                            EXEC_PATH_STRIPES, k, d);
-  if (!rc && *k == 1) exec_cache_put(x->cache, src, dst, xf->channel, &x->paths[0]);
-  return rc;
-}
-
-/* Hop latencies of a path (the network model charges them once per send). */
-static ts_time_ps path_latency(const ts_topo *t, const ts_path *p) {
-  ts_time_ps lat = 0;
-  for (uint32_t i = 0; i < p->len; i++) lat += ts_topo_link(t, p->dir[i] >> 1)->latency;
-  return lat;
+  if (rc) return rc;
+  x->path_lat = path_latency(x->t, &x->paths[0]);
+  if (*k == 1)
+    exec_cache_put(x->cache, src, dst, xf->channel, &x->paths[0], x->path_lat);
+  return 0;
 }
 
 /* Latency charged on top of the network's one path latency: a compact
  * transfer stands for `steps` sends, each crossing the path, so it pays the
  * path latency steps - 1 more times (the plan's alpha already holds the
  * steps' protocol latencies). Then a compact ring equals the step ring's
- * 2(p-1)(alpha + hops + S/(pB)) on dedicated links. */
+ * 2(p-1)(alpha + hops + S/(pB)) on dedicated links. The latency is the
+ * one exec_xfer_paths summed (kept in the route cache) over the route as
+ * routed; a folded run then sends it over orbit representatives
+ * (x->dir_rep), which the fold proved alike in latency hop by hop
+ * (exec_step_fold.c same_dir), so the sum is the same. */
 ts_time_ps exec_xfer_alpha(const ts_exec *x, const ts_coll_xfer *xf) {
   if (!(xf->flags & TS_COLL_XFER_COMPACT) || xf->steps <= 1) return xf->alpha;
-  return xf->alpha + (ts_time_ps)(xf->steps - 1) * path_latency(x->t, &x->paths[0]);
+  return xf->alpha + (ts_time_ps)(xf->steps - 1) * x->path_lat;
 }
 
 /* Remembers the directions of the path set just sent (isolated runs of

@@ -127,8 +127,11 @@ static double path_bottleneck(const ts_net *net, const ts_path *p) {
 int exec_path_send(ts_net *net, const ts_path *paths, uint32_t k,
                    uint64_t bytes, ts_time_ps alpha, ts_net_done_fn fn,
                    void *ctx, uint64_t tag) {
-  if (k == 1)
-    return ts_net_send(net, paths[0].dir, paths[0].len, bytes, alpha, fn, ctx, tag);
+  if (k == 1) {
+    const uint32_t *dir = paths[0].dir;
+    return ts_net_send_routed(net, &dir, &paths[0].len, NULL, 1, bytes, alpha,
+                              fn, ctx, tag);
+  }
   const uint32_t *dirs[EXEC_PATH_STRIPES];
   uint32_t hops[EXEC_PATH_STRIPES];
   double w[EXEC_PATH_STRIPES];
@@ -142,8 +145,8 @@ int exec_path_send(ts_net *net, const ts_path *paths, uint32_t k,
   }
   /* Stripes share bytes by their bottleneck (DGX H100 runs 5, 4, 4 and 5
    * NVLinks to its four chips), so alone they all finish together. */
-  return ts_net_send_weighted(net, dirs, hops, uneven ? w : NULL, k, bytes,
-                              alpha, fn, ctx, tag);
+  return ts_net_send_routed(net, dirs, hops, uneven ? w : NULL, k, bytes,
+                            alpha, fn, ctx, tag);
 }
 
 double exec_path_rate(const ts_net *net, const ts_path *paths, uint32_t k) {

@@ -38,7 +38,10 @@ uint32_t exec_path_nvswitch(const ts_topo *t, const ts_net *net, uint32_t gpu,
                             uint32_t switch_node, int to_gpu, ts_path *paths,
                             uint32_t cap);
 
-/* Sends bytes over paths[0..k) (split evenly when k > 1). */
+/* Sends bytes over paths[0..k) (split evenly when k > 1). The paths must
+ * come from exec_path_route or exec_path_nvswitch on net's topology (or be
+ * hop-by-hop images of such paths): their contiguity is not rechecked
+ * (ts_net_send_routed). */
 int exec_path_send(ts_net *net, const ts_path *paths, uint32_t k,
                    uint64_t bytes, ts_time_ps alpha, ts_net_done_fn fn,
                    void *ctx, uint64_t tag);
