@@ -468,6 +468,144 @@ static void seq_renumbering_keeps_order(void **state) {
   sim_heap_fini(&h);
 }
 
+/* ---- deferred scheduling ---------------------------------------------
+ *
+ * A random world of events that spawn events, some through relays: a
+ * relay is a timer whose only effect, when it fires, is to schedule its
+ * payload. Run once with relays as real events and once with each relay
+ * replaced by a ts_sim_defer_begin bracket at its creation; the non-relay
+ * events must fire in the same order at the same times. Delays of 0-3 ps
+ * over a few hundred events make ties at one picosecond the rule, and
+ * reschedules of pending events move onto deferred events' times. Every
+ * choice hangs off an event's label (or happens in firing order), so both
+ * runs build the same world if and only if the orders agree. */
+
+typedef struct dworld {
+  ts_sim *sim;
+  int deferred;
+  int64_t budget;          /* events still to create */
+  ts_event_id victim;      /* last far event created (rescheduled later) */
+  trace *tr;
+} dworld;
+
+static uint64_t dmix(uint64_t x) { /* splitmix64 */
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+static void dplain(ts_sim *sim, void *ctx, uint64_t label);
+
+static void drelay(ts_sim *sim, void *ctx, uint64_t label) {
+  dworld *w = ctx;
+  uint64_t h = dmix(label);
+  for (uint32_t j = 0; j < 1 + h % 3; j++) {
+    uint64_t c = dmix(label + j + 1);
+    assert_int_equal(ts_sim_schedule(sim, ts_sim_now(sim) + c % 3, dplain, w,
+                                     c, NULL), 0);
+  }
+}
+
+/* Creates a relay of `label` due at now + delay, as an event or deferred. */
+static void drelay_new(dworld *w, uint64_t label, ts_time_ps delay) {
+  uint64_t h = dmix(label);
+  w->budget -= 1 + h % 3; /* its payload, counted now in both runs */
+  if (!w->deferred) {
+    assert_int_equal(ts_sim_schedule_in(w->sim, delay, drelay, w, label, NULL), 0);
+    return;
+  }
+  ts_time_ps at = ts_sim_now(w->sim) + delay;
+  assert_int_equal(ts_sim_defer_begin(w->sim, at), 0);
+  for (uint32_t j = 0; j < 1 + h % 3; j++) {
+    uint64_t c = dmix(label + j + 1);
+    assert_int_equal(ts_sim_schedule(w->sim, at + c % 3, dplain, w, c, NULL), 0);
+  }
+  ts_sim_defer_end(w->sim);
+}
+
+static void dplain(ts_sim *sim, void *ctx, uint64_t label) {
+  dworld *w = ctx;
+  record(sim, w->tr, label);
+  uint64_t h = dmix(label ^ 0x5555);
+  if (h % 5 == 0) /* move the last far event close: ties with deferred ones */
+    (void)ts_sim_reschedule(sim, w->victim, ts_sim_now(sim) + (h >> 8) % 4);
+  if (w->budget <= 0) return;
+  if ((h >> 16) % 7 == 0) {
+    w->budget--;
+    assert_int_equal(ts_sim_schedule_in(sim, 40, dplain, w, dmix(label ^ 7),
+                                        &w->victim), 0);
+  }
+  for (uint32_t j = 0; j < (h >> 24) % 4; j++) {
+    uint64_t c = dmix(label * 4 + j);
+    if ((c >> 40) % 3 == 0) {
+      drelay_new(w, c, c % 4);
+    } else {
+      w->budget--;
+      assert_int_equal(ts_sim_schedule_in(sim, c % 4, dplain, w, c, NULL), 0);
+    }
+  }
+}
+
+static void dworld_run(trace *t, int deferred, uint32_t seq_limit,
+                       uint64_t seed) {
+  t->n = 0;
+  dworld w = {.deferred = deferred, .budget = 8000, .tr = t};
+  assert_int_equal(ts_sim_new(&w.sim), 0);
+  if (seq_limit) sim_set_seq_limit(w.sim, seq_limit);
+  for (uint32_t i = 0; i < 40; i++) {
+    uint64_t c = dmix(seed + i);
+    if (i % 4 == 3) drelay_new(&w, c, c % 5);
+    else assert_int_equal(ts_sim_schedule(w.sim, c % 5, dplain, &w, c, NULL), 0);
+  }
+  assert_int_equal(ts_sim_run(w.sim), 0);
+  ts_sim_free(w.sim);
+}
+
+static void deferred_events_keep_order(void **state) {
+  (void)state;
+  for (uint64_t seed = 1; seed <= 6; seed++) {
+    dworld_run(&tr_a, 0, 0, seed);
+    dworld_run(&tr_b, 1, 0, seed);
+    assert_true(tr_a.n > 5000); /* a real world, not a few events */
+    assert_int_equal(tr_a.n, tr_b.n);
+    assert_memory_equal(tr_a.time, tr_b.time, tr_a.n * sizeof tr_a.time[0]);
+    assert_memory_equal(tr_a.arg, tr_b.arg, tr_a.n * sizeof tr_a.arg[0]);
+    /* renumbering every ~2,000 seqs with deferred events pending */
+    dworld_run(&tr_b, 1, 6000 + 500 * (uint32_t)seed, seed);
+    assert_int_equal(tr_a.n, tr_b.n);
+    assert_memory_equal(tr_a.time, tr_b.time, tr_a.n * sizeof tr_a.time[0]);
+    assert_memory_equal(tr_a.arg, tr_b.arg, tr_a.n * sizeof tr_a.arg[0]);
+  }
+}
+
+/* Brackets refuse what the contract excludes. */
+static void deferred_usage(void **state) {
+  (void)state;
+  ts_sim *sim;
+  assert_int_equal(ts_sim_new(&sim), 0);
+  trace *t = &tr_a;
+  t->n = 0;
+  ts_event_id id;
+  assert_int_equal(ts_sim_schedule(sim, 5, record, t, 1, &id), 0);
+  assert_int_equal(ts_sim_defer_begin(sim, 10), 0);
+  assert_int_equal(ts_sim_defer_begin(sim, 10), TS_EUSAGE); /* nested */
+  assert_int_equal(ts_sim_schedule(sim, 9, record, t, 2, NULL), TS_EUSAGE);
+  assert_int_equal(ts_sim_reschedule(sim, id, 12), TS_EUSAGE);
+  assert_int_equal(ts_sim_schedule(sim, 10, record, t, 3, NULL), 0);
+  ts_sim_defer_end(sim);
+  /* scheduled after the bracket while its creator (10, s) is ahead: this
+   * one was, in the run with the timer, scheduled before the timer fired */
+  assert_int_equal(ts_sim_schedule(sim, 10, record, t, 4, NULL), 0);
+  assert_int_equal(ts_sim_run(sim), 0);
+  assert_int_equal(t->n, 3);
+  assert_int_equal(t->arg[0], 1);
+  assert_int_equal(t->arg[1], 4); /* moved ahead of the deferred one */
+  assert_int_equal(t->arg[2], 3);
+  assert_int_equal(ts_sim_defer_begin(sim, ts_sim_now(sim) - 1), TS_EUSAGE);
+  ts_sim_free(sim);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(equal_times_fire_in_insertion_order),
@@ -484,6 +622,8 @@ int main(void) {
       cmocka_unit_test(stats_are_exact),
       cmocka_unit_test(identical_runs_identical_traces),
       cmocka_unit_test(seq_renumbering_keeps_order),
+      cmocka_unit_test(deferred_events_keep_order),
+      cmocka_unit_test(deferred_usage),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
