@@ -66,7 +66,8 @@ typedef void (*ts_step_progress_fn)(void *ctx, const ts_step_progress *p);
 enum {
   TS_STEP_BATCH = 1u << 0,         /* back-to-back collectives of a stream
                                       (gradient buckets) run as one */
-  TS_STEP_COMPACT_SMALL = 1u << 1, /* rings of 2-7 ranks compact too */
+  TS_STEP_COMPACT_SMALL = 1u << 1, /* rings of 2-7 ranks on one host
+                                      compact too */
   TS_STEP_BESIDE = 1u << 2,        /* TP / CP instances inside one host
                                       replayed beside active flows that
                                       keep their rates */
@@ -91,7 +92,8 @@ typedef struct ts_step_opts {
                             group through the network model (0: groups
                             that provably own their links replay one
                             isolated run per distinct collective; same
-                            times, docs/performance.md) */
+                            times, docs/performance.md; and the bounded
+                            shortcuts below, which are not exact) */
   unsigned bounded;      /* the shortcuts that are not exact, one bit
                             each (TS_STEP_BATCH, TS_STEP_COMPACT_SMALL,
                             TS_STEP_BESIDE; docs/model.md "Bounded
@@ -100,7 +102,8 @@ typedef struct ts_step_opts {
                             TS_STEP_BOUNDED_ALL */
   uint32_t compact_min;  /* groups of at least this size run the compact
                             ring (O(p) flows); smaller ones ts_coll auto.
-                            Default 8; 2 with TS_STEP_COMPACT_SMALL */
+                            Default 8; with TS_STEP_COMPACT_SMALL smaller
+                            rings on one host too */
   ts_step_progress_fn progress; /* called about every 0.25 wall seconds
                                   while running (NULL: never) */
   void *progress_ctx;

@@ -62,7 +62,8 @@ static void run_help(void) {
       "                       most)\n"
       "  --bounded[=LIST]     the shortcuts that are not exact: LIST is\n"
       "                       batch, beside, compact (rings of 2-7 ranks\n"
-      "                       compact; up to 1.7%% off --exact), all or\n"
+      "                       on one host compact; 1.02%% under --exact on\n"
+      "                       the worst mapping measured), all or\n"
       "                       none, comma-separated; exactly those run\n"
       "                       (none: only exact shortcuts, the same step as\n"
       "                       --exact). Without LIST: all\n");

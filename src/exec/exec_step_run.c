@@ -1254,10 +1254,9 @@ static int step_once(const ts_workload *w, const ts_topo *t,
   S.nranks = ts_mapping_ranks(m);
   rc = engine_new(&S);
   if (!rc) rc = alloc_state(&S);
-  /* bounded shortcut: rings of 2-7 ranks (TP 4, CP) compact too */
-  uint32_t cmin = (o->bounded & TS_STEP_COMPACT_SMALL) && !o->exact && o->compact_min > 2
-                      ? 2 : o->compact_min;
-  if (!rc) rc = exec_colls_init(&S.colls, S.x, m, &S.sp, cmin, o->alpha_ps);
+  if (!rc) rc = exec_colls_init(&S.colls, S.x, m, &S.sp, o->compact_min, o->alpha_ps);
+  /* bounded shortcut: rings below compact_min on one host compact too */
+  S.colls.compact_host = (o->bounded & TS_STEP_COMPACT_SMALL) && !o->exact;
   if (!rc) assign_progs(&S);
   if (!rc) rc = exec_fast_init(&S.fast, S.x, m, &S.sp, o);
   if (!rc) rc = exec_batch_init(&S.colls, o, S.fast.on);
