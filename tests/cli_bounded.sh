@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # cli_bounded.sh BIN SRCDIR [SANITIZED] - the shortcuts that are not exact
 # (docs/model.md "Bounded shortcuts"): batches of back-to-back gradient
-# buckets and TP / CP replays beside active flows are on by default,
-# compact rings of 2-7 ranks only with --bounded (all of them) or
-# --bounded=compact. On the bundled 4:1 fabric (1,024 A100, DP x CP rings
+# buckets are on by default; TP / CP replays beside active flows and
+# compact rings of 2-7 ranks on one host only with --bounded (all of them)
+# or --bounded=LIST. On the bundled 4:1 fabric (1,024 A100, DP x CP rings
 # over the oversubscribed leaves; TP and CP instances replayed beside the
 # flows on their NVLinks) the default and --bounded steps stay within 1%
 # of --exact, bytes per GPU are equal, fewer collectives and events run;
@@ -28,7 +28,7 @@ run=("$bin" run "$tmp/work.yaml" --topology "$src/topologies/cluster-2tier-4to1.
 "${run[@]}" --exact >"$tmp/e.json" || note "run --exact"
 "${run[@]}" >"$tmp/d.json" || note "run (default)"
 "${run[@]}" --bounded=none >"$tmp/n.json" || note "run --bounded=none"
-"${run[@]}" --bounded=batch,beside >"$tmp/bb.json" || note "run --bounded=batch,beside"
+"${run[@]}" --bounded=batch >"$tmp/bb.json" || note "run --bounded=batch"
 "${run[@]}" --exact --bounded >"$tmp/eb.json" || note "run --exact --bounded"
 python3 - "$tmp/b.json" "$tmp/e.json" "$tmp/d.json" "$tmp/eb.json" "$tmp/n.json" "$tmp/bb.json" <<'PY' && ok || note "bounded against --exact"
 import json, sys
@@ -43,14 +43,13 @@ assert e["breakdown"]["exposed_s"]["dp"] > 0  # the gradients contend
 assert cb["collectives"] < ce["collectives"], (cb["collectives"], ce["collectives"])
 assert cd["collectives"] < cn["collectives"] == ce["collectives"]
 assert cb["events"] <= cd["events"] < cn["events"] < ce["events"], (cb["events"], cd["events"])
-assert d == bb and cd == cbb, "the default is not batch,beside"
+assert d == bb and cd == cbb, "the default is not batch"
 assert n == e, "--bounded=none is not the exact run"
 assert eb == e and ceb == ce, "--exact --bounded differs from --exact"
-# TP / CP instances replayed beside the gradient rings' NVLink hops: by
-# default and with --bounded, counted among the replays
+# TP / CP instances replayed beside the gradient rings' NVLink hops: only
+# with --bounded, counted among the replays
 assert 0 < cb["replayed_beside"] <= cb["replayed"], cb
-assert 0 < cd["replayed_beside"] <= cd["replayed"], cd
-assert cn["replayed_beside"] == 0 and ce["replayed_beside"] == 0
+assert cd["replayed_beside"] == cn["replayed_beside"] == ce["replayed_beside"] == 0
 PY
 "$bin" run --help | grep -q -- '--bounded' && ok || note "--bounded in --help"
 "${run[@]}" --bounded=batch,foo >/dev/null 2>"$tmp/err"
