@@ -41,6 +41,20 @@ err=$("$bin" run "$ex/deepseek-v3-moe.yaml" --set activation_cache=bf16 \
 rc=$?
 [[ $rc == 65 && $err == *"stage 1 needs 88.3 GiB"*"(weights 6.1, grads 12.2, optimizer 8.0, activations 61.2, buffers 0.8 GiB)"* ]] \
   && ok || note "deepseek-v3 refusal: rc $rc: $err"
+# memory_check=warn: the same kind of layout runs, one warning on stderr
+# (both stages over; the worst named) and the same one in --json's warnings.
+over=("$ex/gpt3-175b-1024-a100.yaml" --set layers=16 --tp 1 --pp 2 --dp 512
+      --global-batch 1024)
+"$bin" run "${over[@]}" >/dev/null 2>&1; rc=$?
+[ $rc -eq 65 ] && ok || note "over-HBM layout: exit $rc, want 65"
+err=$("$bin" run "${over[@]}" --set memory_check=warn --json 2>&1 \
+  >"$tmp/warn.json") && [[ $err == *"2 of 2 pipeline stages over HBM"*"stage 1 needs 254.4 GiB"* ]] \
+  && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert len(d["warnings"]) == 1 and "stage 1 needs 254.4 GiB" in d["warnings"][0]
+assert d["config"]["training"]["memory_check"] == "warn" and d["step_time_s"] > 0
+' "$tmp/warn.json" && ok || note "memory_check=warn: $err"
 
 "$bin" run "${llama[@]}" --json | python3 -c '
 import json, sys

@@ -163,6 +163,20 @@ static void test_refuse_memory(void **st) {
       "pipeline stage 0 needs 132.4 GiB per GPU, HBM holds 74.5 GiB "
       "(A100-SXM4-80GB) on rank 0: over by 57.9 GiB (weights 9.2, grads "
       "18.4, optimizer 55.2, activations 49.6, buffers 0.0 GiB)");
+  /* memory_check: warn maps it anyway, with the same figures as a warning */
+  tu_set(w, "memory_check", "warn");
+  ts_mapping *m = NULL;
+  ts_diag d;
+  ts_diag_clear(&d);
+  assert_int_equal(ts_work_map(w, t, &m, &d), 0);
+  assert_int_equal(ts_mapping_warning_count(m), 1);
+  assert_string_equal(ts_mapping_warning(m, 0),
+      "1 of 1 pipeline stages over HBM, run anyway (training.memory_check: "
+      "warn); the worst: pipeline stage 0 needs 132.4 GiB per GPU, HBM holds "
+      "74.5 GiB (A100-SXM4-80GB) on rank 0: over by 57.9 GiB (weights 9.2, "
+      "grads 18.4, optimizer 55.2, activations 49.6, buffers 0.0 GiB)");
+  ts_mapping_free(m);
+  tu_set(w, "memory_check", "refuse");
   /* selective recompute drops 5as/h (20 of 33 per sbh): still too big;
    * ZeRO cannot help with dp = 1 */
   tu_set(w, "recompute", "selective");

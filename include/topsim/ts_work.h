@@ -163,11 +163,13 @@ uint32_t ts_workload_global_batch(const ts_workload *w);
 /* Effective values of the keys a sweep varies or checks (defaults filled
  * in). schedule: 0 gpipe, 1 1f1b, 2 interleaved (ts_schedule_name);
  * recompute: 0 none, 1 selective, 2 full (ts_recompute_name); zero_stage
- * counts distributed_optimizer as stage 1; order is owned by w. */
+ * counts distributed_optimizer as stage 1; memory_check: 0 refuse, 1 warn;
+ * order is owned by w. */
 typedef struct ts_workload_shape {
   uint32_t layers, heads, kv_heads, seq_len, experts, top_k;
   uint32_t global_batch, micro_batch, schedule, virtual_stages, recompute;
   uint32_t zero_stage, first_stage_layers, last_stage_layers, gpus;
+  uint32_t memory_check;
   const char *order;
 } ts_workload_shape;
 

@@ -205,6 +205,15 @@ static json_t *config_json(const ts_workload *w) {
   return o;
 }
 
+/* The mapping's warnings (TP groups leaving NVLink, stages over HBM under
+ * training.memory_check: warn), as run prints them on stderr. */
+static json_t *warnings_json(const ts_mapping *m) {
+  json_t *a = json_array();
+  for (uint32_t i = 0; i < ts_mapping_warning_count(m); i++)
+    json_array_append_new(a, json_string(ts_mapping_warning(m, i)));
+  return a;
+}
+
 static json_t *step_json(const ts_step_result *r, const ts_workload *w,
                          const ts_mapping *m, const ts_topo *t) {
   json_t *o = json_object(), *lay = json_object();
@@ -215,6 +224,7 @@ static json_t *step_json(const ts_step_result *r, const ts_workload *w,
     json_object_set_new(lay, dims[g], json_integer(ts_workload_parallel(w, (ts_group)g)));
   json_object_set_new(o, "layout", lay);
   json_object_set_new(o, "config", config_json(w));
+  json_object_set_new(o, "warnings", warnings_json(m));
   json_object_set_new(o, "gpus", json_integer(r->ranks));
   json_object_set_new(o, "microbatches", json_integer(r->microbatches));
   json_object_set_new(o, "step_time_s", json_real(ts_ps_to_s(r->step_time)));

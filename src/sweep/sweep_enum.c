@@ -150,7 +150,7 @@ static int check_leaf(ctx *c) {
     if (ts_work_memory(c->w, st, &b) == 0 && b.total > need) need = b.total;
   }
   c->cur.mem_bytes = need;
-  if (need > c->hbm) {
+  if (need > c->hbm && !c->sh.memory_check) { /* warn: kept, as run does */
     prune(c, TS_PRUNE_MEMORY, "needs %.1f GiB per GPU, HBM holds %.1f GiB",
           need / 1073741824.0, c->hbm / 1073741824.0);
     if (!c->min_over || need < c->min_over) {

@@ -42,6 +42,7 @@ typedef struct work_cfg {
   uint32_t grad_dtype, dp_mode, shard_group;
   uint32_t moment_dtype; /* Adam m, v: WORK_GRAD_FP32 or WORK_GRAD_BF16 */
   uint32_t act_cache;    /* dtype of cached MLP activations: WORK_BF16, WORK_FP8 */
+  uint32_t memory_check; /* 0 refuse a stage over its HBM, 1 warn and go on */
   bool distributed_optimizer, sequence_parallel, dp_overlap, tp_comm_overlap;
   bool flash_attention, dropout, ep_comm_overlap, dp_param_overlap;
   bool recompute_moe_act;

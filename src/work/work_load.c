@@ -20,7 +20,7 @@
  *                 dp_overlap, dp_param_overlap, tp_comm_overlap,
  *                 flash_attention, dp_mode, shard_group, dropout,
  *                 ep_comm_overlap, optimizer_moments, activation_cache,
- *                 recompute_moe_act}
+ *                 recompute_moe_act, memory_check}
  *   parallelism: {tp, cp, pp, dp, ep, order, gpus, placement}
  *   efficiency:  {gemm, attention, memory}
  *
@@ -59,6 +59,7 @@ static const char *const recomps[] = {"none", "selective", "full", NULL};
 static const char *const gdtypes[] = {"fp32", "bf16", NULL};
 static const char *const masks[] = {"causal", "full", NULL};
 static const char *const dpmodes[] = {"zero", "fsdp", "hsdp", NULL};
+static const char *const memchecks[] = {"refuse", "warn", NULL};
 
 #define U(s, k, m, lo, hi) {s, k, F_U32, offsetof(work_cfg, m), lo, hi, NULL, 0, 0}
 #define R(s, k, m, l, h) {s, k, F_REAL, offsetof(work_cfg, m), 0, 0, NULL, l, h}
@@ -119,6 +120,7 @@ static const field fields[] = {
     E("training", "optimizer_moments", moment_dtype, gdtypes),
     E("training", "activation_cache", act_cache, dtypes),
     B("training", "recompute_moe_act", recompute_moe_act),
+    E("training", "memory_check", memory_check, memchecks),
     U("parallelism", "tp", tp, 1, 1u << 20),
     U("parallelism", "cp", cp, 1, 1u << 20),
     U("parallelism", "pp", pp, 1, 1u << 20),
@@ -535,6 +537,7 @@ void ts_workload_shape_get(const ts_workload *w, ts_workload_shape *out) {
   out->first_stage_layers = c.first_stage_layers;
   out->last_stage_layers = c.last_stage_layers;
   out->gpus = c.gpus;
+  out->memory_check = c.memory_check;
   out->order = w->order;
 }
 

@@ -44,8 +44,11 @@ ROWS = [
      [], "tokens", 745.0, 802.0, None),
     ("Llama 3 405B 16K", "examples/validation/llama3-405b-16k-h100.yaml",
      [], "causal", 400.0, 400.0, 378.7 / 371.3),
+    # as published, without activation checkpointing (Llama 3 paper, 3.3.2);
+    # topsim's memory model puts 15 of its 16 stages over HBM (warned)
     ("Llama 3 405B 8K", "examples/validation/llama3-405b-16k-h100.yaml",
-     ["--dp", "64", "--set", "gpus=8192", "--recompute", "full"], "causal",
+     ["--dp", "64", "--set", "gpus=8192", "--set", "memory_check=warn"],
+     "causal",
      430.0, 430.0,
      378.7 / 371.3),
 ]
