@@ -219,10 +219,28 @@ static void tree_lowering(void **state) {
   ts_coll_comm_free(c);
 }
 
+/* Forks (nodes with two children) on the path from the deepest leaf,
+ * rank 1, to the root of NCCL's binary tree (btree_parent: parent of r is
+ * (r ^ b) | 2b, b = r & -r, or r ^ b when that is >= n): n = 2, 3 a chain
+ * (0); 4: 0 <- 2 <- {1, 3} (1); 5: 0 <- 4 <- 2 <- {1, 3}, 4 has one child
+ * (1); 6: 4's children 2 and 5 (5 folds back: 4 | 2 = 6 >= 6) (2); 8:
+ * 0 <- 4 <- {2, 6}, 2 <- {1, 3} (2); 16: 8, 4, 2 (3). */
+static void btree_forks(void **state) {
+  (void)state;
+  const int n[] = {2, 3, 4, 5, 6, 8, 16}, want[] = {0, 0, 1, 1, 2, 2, 3};
+  for (int i = 0; i < 7; i++) assert_int_equal(coll_btree_forks(n[i]), want[i]);
+}
+
 /* Beyond two hosts auto ranks NCCL's tree (as NCCL's tuner does; the
  * hierarchical algorithm no longer stands in for it): for 1 KiB on 4 hosts
- * of 8 tree/LL wins with launch 4 + baseLat 6.8 + 2 (7 x 0.6 + log2(4) x
- * 5.0) = 39.2 us plus well under 1 us of bytes and fill (one 128-byte part per channel); on 2 hosts auto keeps to the ring. */
+ * of 8 (one channel, these params' default) tree/LL wins. Its cost:
+ * launch 4 + baseLat 6.8 + 2 (7 x 0.6 + log2(4) x 5.0) = 39.2 us, plus
+ * S / A and the pipeline fill's excess over it (k = 1 chunk: all of it),
+ * i.e. plus the fill: the 1 KiB chunk over 2 x 7 NVLink hops and 2 x (2
+ * levels + 1 fork) network hops at efficiency e = A / ref, where A = 1 x
+ * min(24 x 0.92, 17.8) / 3.8 / 2 GB/s (LL algbw, under the 19 GB/s LL
+ * cap) and ref = min(240 / 2, 24 / 3) = 8 GB/s (an interior head moves
+ * 3 S each way on its NIC). On 2 hosts auto keeps to the ring. */
 static void tree_beyond_two_hosts(void **state) {
   (void)state;
   ts_coll_params p;
@@ -236,7 +254,10 @@ static void tree_beyond_two_hosts(void **state) {
     assert_int_equal(a, hosts == 2 ? TS_COLL_RING : TS_COLL_TREE);
     if (hosts == 4) {
       assert_int_equal(q, TS_COLL_LL);
-      assert_true(t > 39.2e-6 && t < 40.2e-6);
+      double A = 17.8e9 / 3.8 / 2, e = A / 8e9, chunk = 1024;
+      double fill = 14 * chunk / (e * 240e9) + 6 * chunk / (e * 24e9);
+      assert_true(fill > chunk / A);
+      assert_true(near(t, 39.2e-6 + fill, 1e-9));
     }
     ts_coll_comm_free(c);
   }
@@ -601,6 +622,7 @@ int main(void) {
       cmocka_unit_test(tree_chunks),
       cmocka_unit_test(tree_lowering),
       cmocka_unit_test(tree_beyond_two_hosts),
+      cmocka_unit_test(btree_forks),
       cmocka_unit_test(choice_without_steps),
       cmocka_unit_test(channels_by_size),
       cmocka_unit_test(ring_channel_ramp),

@@ -105,6 +105,9 @@ static inline uint64_t coll_reduce_cost(uint64_t b, uint32_t fan_in) {
 
 int coll_is_pow2(int p);
 int coll_log2_ceil(int p);
+/* NCCL's binary tree over n ranks: how many nodes on the path from its
+ * deepest leaf to the root have two children (coll_tree.c). */
+int coll_btree_forks(int n);
 
 /* Ring phases. */
 typedef enum { COLL_RS, COLL_AG, COLL_AR } coll_ring_kind;

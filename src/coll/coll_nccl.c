@@ -467,8 +467,12 @@ double coll_ntree_cost(const ts_coll_comm *m, const ts_coll_params *p,
   double fill = 0;
   if (e > 0 && p->bw_intra > 0)
     fill += 2 * (L - 1) * c / e / p->bw_intra;
+  /* A head with two child hosts receives both children's chunks on one
+   * NIC going up and sends both going down: one more chunk time each way
+   * per such fork on the critical path (4 hosts: one fork). */
   if (e > 0 && p->bw_inter > 0 && m->nhosts > 1)
-    fill += 2 * coll_log2_ceil(m->nhosts) * c / e / p->bw_inter;
+    fill += 2 * (coll_log2_ceil(m->nhosts) + coll_btree_forks(m->nhosts)) *
+            c / e / p->bw_inter;
   double A = coll_ntree_algbw(m, p, q), k = ceil(S / C / chunk);
   double excess = fill - c * C / A;
   if (k > 1) excess *= 2 / (k + 1);
