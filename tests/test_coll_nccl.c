@@ -240,7 +240,9 @@ static void btree_forks(void **state) {
  * levels + 1 fork) network hops at efficiency e = A / ref, where A = 1 x
  * min(24 x 0.92, 17.8) / 3.8 / 2 GB/s (LL algbw, under the 19 GB/s LL
  * cap) and ref = min(240 / 2, 24 / 3) = 8 GB/s (an interior head moves
- * 3 S each way on its NIC). On 2 hosts auto keeps to the ring. */
+ * 3 S each way on its NIC). On 2 hosts auto keeps to the ring; on 16
+ * hosts of 4 (beyond COLL_TREE_AUTO_MAX_HOSTS) to the hierarchical
+ * stand-in. */
 static void tree_beyond_two_hosts(void **state) {
   (void)state;
   ts_coll_params p;
@@ -248,10 +250,12 @@ static void tree_beyond_two_hosts(void **state) {
   ts_coll_algo a;
   ts_coll_proto q;
   double t;
-  for (int hosts = 2; hosts <= 4; hosts += 2) {
-    ts_coll_comm *c = hosts_comm(hosts, 8);
+  for (int hosts = 2; hosts <= 16; hosts *= 2) {
+    if (hosts == 8) continue;
+    ts_coll_comm *c = hosts_comm(hosts, hosts == 16 ? 4 : 8); /* <= 64 ranks */
     assert_int_equal(ts_coll_choose(c, TS_COLL_ALL_REDUCE, 1024, &p, &a, &q, &t), 0);
-    assert_int_equal(a, hosts == 2 ? TS_COLL_RING : TS_COLL_TREE);
+    /* beyond COLL_TREE_AUTO_MAX_HOSTS (8) the hierarchical stand-in */
+    assert_int_equal(a, hosts == 2 ? TS_COLL_RING : hosts == 4 ? TS_COLL_TREE : TS_COLL_HIER);
     if (hosts == 4) {
       assert_int_equal(q, TS_COLL_LL);
       double A = 17.8e9 / 3.8 / 2, e = A / 8e9, chunk = 1024;

@@ -108,6 +108,10 @@ int coll_log2_ceil(int p);
 /* NCCL's binary tree over n ranks: how many nodes on the path from its
  * deepest leaf to the root have two children (coll_tree.c). */
 int coll_btree_forks(int n);
+/* Most hosts on which auto ranks NCCL's tree (beyond: the hierarchical
+ * stand-in): a bound on the tree lowering's size, not a physical limit;
+ * 8 is the most the published multi-host curves check (coll_cost.c). */
+#define COLL_TREE_AUTO_MAX_HOSTS 8
 
 /* Ring phases. */
 typedef enum { COLL_RS, COLL_AG, COLL_AR } coll_ring_kind;
