@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# cli_bounded.sh BIN SRCDIR [SANITIZED] - `topsim run --bounded` turns on
-# the shortcuts that are not exact (docs/model.md "Bounded shortcuts"):
-# ZeRO 2's back-to-back gradient buckets run as one batch, TP 4 and CP 2
-# rings compact. On the bundled 4:1 fabric (1,024 A100, DP x CP rings over
-# the oversubscribed leaves; TP and CP instances also replayed beside the
-# flows on their NVLinks) the step stays within 1% of --exact, bytes per
-# GPU are equal, fewer collectives and events run; --exact wins over
-# --bounded (byte-identical to --exact alone), and the default run is the
-# exact one (the JSON bar counters equals --exact's).
+# cli_bounded.sh BIN SRCDIR [SANITIZED] - the shortcuts that are not exact
+# (docs/model.md "Bounded shortcuts"): batches of back-to-back gradient
+# buckets are on by default; TP / CP replays beside active flows and
+# compact rings of 2-7 ranks on one host only with --bounded (all of them)
+# or --bounded=LIST. On the bundled 4:1 fabric (1,024 A100, DP x CP rings
+# over the oversubscribed leaves; TP and CP instances replayed beside the
+# flows on their NVLinks) the default and --bounded steps stay within 1%
+# of --exact, bytes per GPU are equal, fewer collectives and events run;
+# --bounded=none keeps only the exact shortcuts (the JSON bar counters
+# equals --exact's); --exact wins over --bounded (byte-identical to
+# --exact alone); an unknown shortcut name is a usage error.
 set -u
 bin=$1
 src=${2:-.}
@@ -25,23 +27,32 @@ run=("$bin" run "$tmp/work.yaml" --topology "$src/topologies/cluster-2tier-4to1.
 "${run[@]}" --bounded >"$tmp/b.json" || note "run --bounded"
 "${run[@]}" --exact >"$tmp/e.json" || note "run --exact"
 "${run[@]}" >"$tmp/d.json" || note "run (default)"
+"${run[@]}" --bounded=none >"$tmp/n.json" || note "run --bounded=none"
+"${run[@]}" --bounded=batch >"$tmp/bb.json" || note "run --bounded=batch"
 "${run[@]}" --exact --bounded >"$tmp/eb.json" || note "run --exact --bounded"
-python3 - "$tmp/b.json" "$tmp/e.json" "$tmp/d.json" "$tmp/eb.json" <<'PY' && ok || note "bounded against --exact"
+python3 - "$tmp/b.json" "$tmp/e.json" "$tmp/d.json" "$tmp/eb.json" "$tmp/n.json" "$tmp/bb.json" <<'PY' && ok || note "bounded against --exact"
 import json, sys
-b, e, d, eb = (json.load(open(p)) for p in sys.argv[1:5])
-cb, ce, cd, ceb = (x.pop("counters") for x in (b, e, d, eb))
-err = abs(b["step_time_s"] - e["step_time_s"]) / e["step_time_s"]
-assert err <= 0.01, err
-assert b["bytes_sent_mean"] == e["bytes_sent_mean"]
+b, e, d, eb, n, bb = (json.load(open(p)) for p in sys.argv[1:7])
+cb, ce, cd, ceb, cn, cbb = (x.pop("counters") for x in (b, e, d, eb, n, bb))
+for name, x in (("--bounded", b), ("default", d)):
+    err = abs(x["step_time_s"] - e["step_time_s"]) / e["step_time_s"]
+    assert err <= 0.01, (name, err)
+    assert x["bytes_sent_mean"] == e["bytes_sent_mean"], name
 assert e["breakdown"]["exposed_s"]["dp"] > 0  # the gradients contend
+# the default batches the buckets: fewer collectives and events
 assert cb["collectives"] < ce["collectives"], (cb["collectives"], ce["collectives"])
-assert cb["events"] < cd["events"] < ce["events"]
-assert d == e, "the default run is not the exact one"
+assert cd["collectives"] < cn["collectives"] == ce["collectives"]
+assert cb["events"] <= cd["events"] < cn["events"] < ce["events"], (cb["events"], cd["events"])
+assert d == bb and cd == cbb, "the default is not batch"
+assert n == e, "--bounded=none is not the exact run"
 assert eb == e and ceb == ce, "--exact --bounded differs from --exact"
 # TP / CP instances replayed beside the gradient rings' NVLink hops: only
-# with --bounded, and counted among the replays
+# with --bounded, counted among the replays
 assert 0 < cb["replayed_beside"] <= cb["replayed"], cb
-assert cd["replayed_beside"] == 0 and ce["replayed_beside"] == 0
+assert cd["replayed_beside"] == cn["replayed_beside"] == ce["replayed_beside"] == 0
 PY
 "$bin" run --help | grep -q -- '--bounded' && ok || note "--bounded in --help"
+"${run[@]}" --bounded=batch,foo >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc -eq 64 ] && grep -q "batch, compact, beside" "$tmp/err" && ok || note "--bounded=foo: exit $rc"
 lib_summary

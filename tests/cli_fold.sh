@@ -2,7 +2,9 @@
 # cli_fold.sh BIN SRCDIR [SANITIZED] - `topsim run` folds the members of TP
 # groups onto one simulated rank when their traffic is provably symmetric
 # (exec_step_fold.c): the text report and the JSON (bar its `counters`,
-# which count the simulator's own work) are byte-identical to --exact,
+# which count the simulator's own work) are byte-identical to --exact
+# with the exact shortcuts alone (--bounded=none: the default adds bounded
+# ones, tests/cli_bounded.sh),
 # `counters.ranks_simulated` and `counters.fold` say the fold happened (8
 # of 64), and a straggler on one TP member refuses it (64 of 64, the
 # reason named), still identical.
@@ -47,7 +49,7 @@ model: {layers: 4, hidden: 2048, heads: 16, seq_len: 1024, vocab: 128}
 training: {global_batch: 32, micro_batch: 1, schedule: 1f1b}
 parallelism: {tp: 8, pp: 2, dp: 4, order: tp-cp-pp-dp}
 YAML
-run=("$bin" run "$tmp/work.yaml" --topology "$tmp/fab.yaml" --quiet)
+run=("$bin" run "$tmp/work.yaml" --topology "$tmp/fab.yaml" --quiet --bounded=none)
 
 # same_json A B SIM_A: equal apart from counters; A simulated SIM_A ranks.
 same_json() {
@@ -85,7 +87,7 @@ for r in ecmp_hash dmodk; do
   sed -e 's/leaf: {radix: 5, down: 4, up: 1}/leaf: {radix: 8, down: 4, up: 4}/' \
     -e "s/    technology: ib_hdr/    technology: ib_hdr\n    routing: $r/" \
     "$tmp/fab.yaml" >"$tmp/fab-$r.yaml"
-  run2=("$bin" run "$tmp/work.yaml" --topology "$tmp/fab-$r.yaml" --quiet --json)
+  run2=("$bin" run "$tmp/work.yaml" --topology "$tmp/fab-$r.yaml" --quiet --json --bounded=none)
   "${run2[@]}" >"$tmp/a.json" && "${run2[@]}" --exact >"$tmp/b.json" || note "run ($r)"
   python3 - "$tmp/a.json" "$tmp/b.json" "$r" <<'PY' && ok || note "fold with routing $r"
 import json, sys
@@ -113,7 +115,7 @@ done
 # its counters are byte-identical to --exact, and fewer events run.
 sed 's/tp: 8, pp: 2, dp: 4, order: tp-cp-pp-dp/tp: 4, pp: 2, dp: 8, order: tp-cp-dp-pp/' \
   "$tmp/work.yaml" >"$tmp/work4.yaml"
-run4=("$bin" run "$tmp/work4.yaml" --topology "$tmp/fab.yaml" --quiet)
+run4=("$bin" run "$tmp/work4.yaml" --topology "$tmp/fab.yaml" --quiet --bounded=none)
 "${run4[@]}" --json >"$tmp/a.json" && "${run4[@]}" --json --exact >"$tmp/b.json" \
   || note "run (tp 4)"
 python3 - "$tmp/a.json" "$tmp/b.json" <<'PY' && ok || note "tp 4: live fold"

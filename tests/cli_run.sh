@@ -113,12 +113,14 @@ err=$("$bin" run "${llama[@]}" --fidelity fluid 2>&1 >/dev/null)
 
 # The progress line lives on stderr only: stdout is the same with it forced
 # on or off, --quiet prints nothing, and --exact gives the same report as
-# the default shortcuts (docs/performance.md).
+# the exact shortcuts alone (--bounded=none; the default adds bounded ones,
+# tests/cli_bounded.sh; docs/performance.md).
 a=$("$bin" run "${llama[@]}" --progress 2>/dev/null)
 b=$("$bin" run "${llama[@]}" --quiet 2>"$tmp/quiet.err")
 [ "$a" = "$b" ] && [ ! -s "$tmp/quiet.err" ] && ok || note "--progress/--quiet changed stdout or --quiet printed"
 c=$("$bin" run "${llama[@]}" --exact --quiet)
-[ "$b" = "$c" ] && ok || note "--exact differs from the default"
+n=$("$bin" run "${llama[@]}" --bounded=none --quiet)
+[ "$n" = "$c" ] && ok || note "--exact differs from --bounded=none"
 # --alpha 0us shortens the step: every collective step loses its latency.
 t0=$("$bin" run "${llama[@]}" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["step_time_s"])')
 t1=$("$bin" run "${llama[@]}" --alpha 0us --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["step_time_s"])')

@@ -219,21 +219,50 @@ static void tree_lowering(void **state) {
   ts_coll_comm_free(c);
 }
 
-/* Beyond two hosts the hierarchical algorithm stands in for NCCL's tree:
- * for 1 KiB on 4 hosts of 8 it beats the flat ring (2 x 3 network steps
- * instead of the ring's 2 x 31 steps at the network latency); on 2 hosts
- * auto keeps to the ring. */
-static void hier_beyond_two_hosts(void **state) {
+/* Forks (nodes with two children) on the path from the deepest leaf,
+ * rank 1, to the root of NCCL's binary tree (btree_parent: parent of r is
+ * (r ^ b) | 2b, b = r & -r, or r ^ b when that is >= n): n = 2, 3 a chain
+ * (0); 4: 0 <- 2 <- {1, 3} (1); 5: 0 <- 4 <- 2 <- {1, 3}, 4 has one child
+ * (1); 6: 4's children 2 and 5 (5 folds back: 4 | 2 = 6 >= 6) (2); 8:
+ * 0 <- 4 <- {2, 6}, 2 <- {1, 3} (2); 16: 8, 4, 2 (3). */
+static void btree_forks(void **state) {
+  (void)state;
+  const int n[] = {2, 3, 4, 5, 6, 8, 16}, want[] = {0, 0, 1, 1, 2, 2, 3};
+  for (int i = 0; i < 7; i++) assert_int_equal(coll_btree_forks(n[i]), want[i]);
+}
+
+/* Beyond two hosts auto ranks NCCL's tree (as NCCL's tuner does; the
+ * hierarchical algorithm no longer stands in for it): for 1 KiB on 4 hosts
+ * of 8 (one channel, these params' default) tree/LL wins. Its cost:
+ * launch 4 + baseLat 6.8 + 2 (7 x 0.6 + log2(4) x 5.0) = 39.2 us, plus
+ * S / A and the pipeline fill's excess over it (k = 1 chunk: all of it),
+ * i.e. plus the fill: the 1 KiB chunk over 2 x 7 NVLink hops and 2 x (2
+ * levels + 1 fork) network hops at efficiency e = A / ref, where A = 1 x
+ * min(24 x 0.92, 17.8) / 3.8 / 2 GB/s (LL algbw, under the 19 GB/s LL
+ * cap) and ref = min(240 / 2, 24 / 3) = 8 GB/s (an interior head moves
+ * 3 S each way on its NIC). On 2 hosts auto keeps to the ring; on 16
+ * hosts of 4 (beyond COLL_TREE_AUTO_MAX_HOSTS) to the hierarchical
+ * stand-in. */
+static void tree_beyond_two_hosts(void **state) {
   (void)state;
   ts_coll_params p;
   ampere_params(&p);
   ts_coll_algo a;
   ts_coll_proto q;
   double t;
-  for (int hosts = 2; hosts <= 4; hosts += 2) {
-    ts_coll_comm *c = hosts_comm(hosts, 8);
+  for (int hosts = 2; hosts <= 16; hosts *= 2) {
+    if (hosts == 8) continue;
+    ts_coll_comm *c = hosts_comm(hosts, hosts == 16 ? 4 : 8); /* <= 64 ranks */
     assert_int_equal(ts_coll_choose(c, TS_COLL_ALL_REDUCE, 1024, &p, &a, &q, &t), 0);
-    assert_int_equal(a, hosts == 2 ? TS_COLL_RING : TS_COLL_HIER);
+    /* beyond COLL_TREE_AUTO_MAX_HOSTS (8) the hierarchical stand-in */
+    assert_int_equal(a, hosts == 2 ? TS_COLL_RING : hosts == 4 ? TS_COLL_TREE : TS_COLL_HIER);
+    if (hosts == 4) {
+      assert_int_equal(q, TS_COLL_LL);
+      double A = 17.8e9 / 3.8 / 2, e = A / 8e9, chunk = 1024;
+      double fill = 14 * chunk / (e * 240e9) + 6 * chunk / (e * 24e9);
+      assert_true(fill > chunk / A);
+      assert_true(near(t, 39.2e-6 + fill, 1e-9));
+    }
     ts_coll_comm_free(c);
   }
 }
@@ -508,14 +537,23 @@ static void nvls_tree_cost(void **state) {
   ts_coll_params_default(&p);
   ts_coll_params_nccl(&p, TS_COLL_GEN_HOPPER);
   p.bw_intra = p.bw_nvls = 360e9, p.bw_inter = 48e9;
-  const double S = 1ull << 30, nv = S * 1.125 / (360e9 * 0.85);
+  /* At 1 GiB (128 KiB NVLS chunks, factor 1) the NVLink side alone would
+   * take S (1 + 1/8) / (360 GB/s x 0.85) (algbw 272 GB/s); NCCL's
+   * per-channel NVLS-tree cap, 8 heads x perChMaxNVLSTreeBw (57.7 GB/s on
+   * two hosts, 45.5 beyond) as busBw, is an algbw of 8 x 57.7 x 16/30 =
+   * 246.2 GB/s on 2 x 8 ranks and 8 x 45.5 x 32/62 = 187.9 GB/s on 4 x 8:
+   * it binds on both. The NIC side runs at the NVLS efficiency 0.85: 8 NICs
+   * carry S/8 each (2 hosts, algbw 326 GB/s) or 1.5 S/8 (4 hosts, 218). */
+  const double S = 1ull << 30, nv_links = S * 1.125 / (360e9 * 0.85);
   for (int hosts = 2; hosts <= 4; hosts += 2) {
     ts_coll_comm *c = hosts_nvls(hosts, 8);
-    double f = hosts == 2 ? 1 : 2.0 * (hosts - 1) / hosts, nic = f * S / 8 / 48e9;
+    double n = 8.0 * hosts, ch = hosts == 2 ? 57.7e9 : 45.5e9;
+    double nv = S * 2 * (n - 1) / n / (8 * ch);
+    double f = hosts == 2 ? 1 : 2.0 * (hosts - 1) / hosts, nic = f * S / 8 / (48e9 * 0.85);
     double t = ts_coll_predict(c, TS_COLL_ALL_REDUCE, (uint64_t)S, &p, TS_COLL_NVLS, TS_COLL_SIMPLE);
     double lv = hosts == 2 ? 1 : 2;
     assert_true(near(t, 29e-6 + 2 * lv * 20.9e-6 + fmax(nv, nic), 1e-9));
-    assert_true(hosts == 2 ? nv > nic : nic > nv);
+    assert_true(nv > nic && nv > nv_links);
     const char *why;
     assert_int_equal(coll_supported(c, TS_COLL_REDUCE_SCATTER, TS_COLL_NVLS, &p, &why), TS_EUSAGE);
     ts_coll_comm_free(c);
@@ -587,7 +625,8 @@ int main(void) {
       cmocka_unit_test(tree_one_host),
       cmocka_unit_test(tree_chunks),
       cmocka_unit_test(tree_lowering),
-      cmocka_unit_test(hier_beyond_two_hosts),
+      cmocka_unit_test(tree_beyond_two_hosts),
+      cmocka_unit_test(btree_forks),
       cmocka_unit_test(choice_without_steps),
       cmocka_unit_test(channels_by_size),
       cmocka_unit_test(ring_channel_ramp),

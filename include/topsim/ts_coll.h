@@ -126,6 +126,10 @@ typedef struct ts_coll_params {
   uint32_t nvls_channels; /* NVLS channels (NCCL_NVLS_NCHANNELS) */
   ts_time_ps nvls_chunk_cost; /* per NVLS chunk per channel (sync) */
   ts_time_ps nvls_tree_latency; /* NVLS-tree: per tree level and direction */
+  /* NVLS-tree busBw per channel (NCCL perChMaxNVLSTreeBws, bytes/s) for
+   * 1, 2 and more hosts; a channel per NVLS head (one per GPU:NIC pair of
+   * a host); 0 = no cap. */
+  double nvls_tree_ch_bw[3];
   /* NCCL's network overhead per ring step (tuning.cc getNetOverhead: the
    * proxy's per-step work; 1 us Intel, 2 us AMD, x 3 for Simple): the
    * least an in-host step of a multi-host ring takes, by protocol; 0 off. */

@@ -61,6 +61,22 @@ typedef struct ts_step_progress {
 
 typedef void (*ts_step_progress_fn)(void *ctx, const ts_step_progress *p);
 
+/* Bounded shortcuts: not exact, each within a stated error of the full
+ * simulation (docs/model.md "Bounded shortcuts", docs/performance.md). */
+enum {
+  TS_STEP_BATCH = 1u << 0,         /* back-to-back collectives of a stream
+                                      (gradient buckets) run as one */
+  TS_STEP_COMPACT_SMALL = 1u << 1, /* rings of 2-7 ranks on one host
+                                      compact too */
+  TS_STEP_BESIDE = 1u << 2,        /* TP / CP instances inside one host
+                                      replayed beside active flows that
+                                      keep their rates */
+  TS_STEP_BOUNDED_ALL = TS_STEP_BATCH | TS_STEP_COMPACT_SMALL | TS_STEP_BESIDE,
+  /* on by default (unless opts.exact): within 1% of the full simulation
+   * on every case measured (docs/performance.md) */
+  TS_STEP_BOUNDED_DEFAULT = TS_STEP_BATCH
+};
+
 typedef struct ts_step_opts {
   ts_net_config net;     /* fidelity (flow / chunk) */
   ts_route_opts route;   /* PXN or not */
@@ -76,20 +92,18 @@ typedef struct ts_step_opts {
                             group through the network model (0: groups
                             that provably own their links replay one
                             isolated run per distinct collective; same
-                            times, docs/performance.md) */
-  int bounded;           /* 1: also the shortcuts that are not exact
-                            (docs/model.md "Bounded shortcuts"): back-to-
-                            back collectives of a stream run as one, rings
-                            of 2-7 ranks compact, TP / CP instances inside
-                            a host replayed beside flows that keep their
-                            rates; within 1% of the step on
-                            tests/test_exec.c's contended cases, 0.01-3.1%
-                            on GPT-3 175B mappings (docs/performance.md).
-                            Ignored with exact. 0 (default): only exact
-                            shortcuts */
+                            times, docs/performance.md; and the bounded
+                            shortcuts below, which are not exact) */
+  unsigned bounded;      /* the shortcuts that are not exact, one bit
+                            each (TS_STEP_BATCH, TS_STEP_COMPACT_SMALL,
+                            TS_STEP_BESIDE; docs/model.md "Bounded
+                            shortcuts"); ignored with exact. Default
+                            TS_STEP_BOUNDED_DEFAULT; --bounded sets
+                            TS_STEP_BOUNDED_ALL */
   uint32_t compact_min;  /* groups of at least this size run the compact
                             ring (O(p) flows); smaller ones ts_coll auto.
-                            Default 8; 2 with bounded */
+                            Default 8; with TS_STEP_COMPACT_SMALL smaller
+                            rings on one host too */
   ts_step_progress_fn progress; /* called about every 0.25 wall seconds
                                   while running (NULL: never) */
   void *progress_ctx;

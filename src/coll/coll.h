@@ -105,6 +105,13 @@ static inline uint64_t coll_reduce_cost(uint64_t b, uint32_t fan_in) {
 
 int coll_is_pow2(int p);
 int coll_log2_ceil(int p);
+/* NCCL's binary tree over n ranks: how many nodes on the path from its
+ * deepest leaf to the root have two children (coll_tree.c). */
+int coll_btree_forks(int n);
+/* Most hosts on which auto ranks NCCL's tree (beyond: the hierarchical
+ * stand-in): a bound on the tree lowering's size, not a physical limit;
+ * 8 is the most the published multi-host curves check (coll_cost.c). */
+#define COLL_TREE_AUTO_MAX_HOSTS 8
 
 /* Ring phases. */
 typedef enum { COLL_RS, COLL_AG, COLL_AR } coll_ring_kind;
@@ -145,6 +152,15 @@ double coll_eff(const ts_coll_comm *m, const ts_coll_params *p,
 /* The ring's aggregate bandwidth per GPU: bw_intra on one host; across
  * hosts min(bw_intra, bw_inter x the NICs its channels cross). */
 double coll_ring_bw(const ts_coll_comm *m, const ts_coll_params *p);
+/* NVLS under NCCL's structure: the Simple efficiency x nvls_efficiency x
+ * the chunk factor by size, before the NVLS-tree cap (what the NVLink and
+ * NIC transfers run at on their links). */
+double coll_nvls_link_eff(const ts_coll_comm *m, const ts_coll_params *p,
+                          uint64_t bytes);
+/* NVLS-tree: the factor (<= 1) on the NVLS efficiency e that NCCL's
+ * per-channel NVLS-tree busBw cap imposes (1 on one host or uncapped). */
+double coll_nvls_tree_cap(const ts_coll_comm *m, const ts_coll_params *p,
+                          double e);
 /* NCCL's channel count for a ring/tree operation of `bytes` (enqueue.cc):
  * max_channels, less one while bytes < nc x threads x per-thread bytes. */
 uint32_t coll_channels(const ts_coll_comm *m, const ts_coll_params *p,

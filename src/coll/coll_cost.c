@@ -207,8 +207,11 @@ double ts_coll_predict(const ts_coll_comm *m, ts_coll_op op, uint64_t bytes,
     if (proto != TS_COLL_SIMPLE) return -1;
     if (m->nhosts > 1) { /* NVLS-tree (coll_nvls.c): NVLink and NIC at once */
       double H = m->nhosts, L = m->host_size[0];
+      /* eff carries NCCL's NVLS-tree channel cap on the NVLink side; the
+       * NIC transfers run at the links' NVLS efficiency (coll_nvls.c). */
       double nv = S * (1 + 1 / L) / (prm->bw_nvls * eff);
-      double nic = (m->nhosts == 2 ? 1 : 2 * (H - 1) / H) * S / L / prm->bw_inter;
+      double en = coll_nccl(prm) ? coll_nvls_link_eff(m, prm, bytes) : eff;
+      double nic = (m->nhosts == 2 ? 1 : 2 * (H - 1) / H) * S / L / (prm->bw_inter * en);
       return t0 + 2 * coll_log2_ceil(m->nhosts) * ts_ps_to_s(prm->nvls_tree_latency) +
              (nv > nic ? nv : nic);
     }
@@ -245,11 +248,19 @@ int ts_coll_choose(const ts_coll_comm *m, ts_coll_op op, uint64_t bytes,
                     op == TS_COLL_SEND_RECV;
   double best = -1;
   /* Under NCCL's structure, beyond two hosts NCCL leaves the flat ring for
-   * its tree (chain in the node, tree across nodes), which topsim does not
-   * lower: the hierarchical algorithm (intra-host reduce-scatter, per-rail
-   * inter-host all-reduce, intra-host all-gather) stands in for it. */
+   * its tree (chain in the node, tree across nodes; coll_tree.c), ranked
+   * here as NCCL's tuner ranks it on up to COLL_TREE_AUTO_MAX_HOSTS hosts:
+   * on 4 x 8 H100 it meets the published small sizes
+   * (tests/validation/h100-4node-all_reduce.csv, 39.8 us at 1 KiB against
+   * 35.8), where the hierarchical algorithm ran 30 us. Beyond that the
+   * hierarchical algorithm still stands in for it: the tree is lowered
+   * transfer by transfer (channels x 2 (n - 1) x chunks), which on 16,384
+   * GPUs took 257 s of CPU for a 8 B-32 MiB sweep and overran the
+   * descriptor budget at 64 MiB, where the stand-in's compact rings take
+   * 4 s (docs/model.md "Known limits"). On two hosts it stays unranked. */
   unsigned mask = prm->auto_mask;
-  if (coll_nccl(prm) && m->nhosts > 2) mask |= 1u << TS_COLL_HIER;
+  if (coll_nccl(prm) && m->nhosts > 2)
+    mask |= 1u << (m->nhosts <= COLL_TREE_AUTO_MAX_HOSTS ? TS_COLL_TREE : TS_COLL_HIER);
   for (int a = TS_COLL_RING; a < TS_COLL_ALGO_COUNT; a++) {
     if (prm->algo != TS_COLL_AUTO && a != (int)prm->algo) continue;
     if (prm->algo == TS_COLL_AUTO &&

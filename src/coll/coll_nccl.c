@@ -95,6 +95,13 @@ void ts_coll_params_nccl(ts_coll_params *p, ts_coll_gpu_gen gen) {
   /* NVLS-tree across hosts: hwLat[NET][NVLS_TREE][Simple] 20.9 us per
    * tree level up and down (tuning.cc latency 2 log2(nNodes) interLat). */
   p->nvls_tree_latency = (ts_time_ps)(20.9 * us + 0.5);
+  /* perChMaxNVLSTreeBws (GB/s busBw per channel; 1 / 2 / more hosts):
+   * Hopper 0 / 57.7 / 45.5, Blackwell 0 / 96 / 80; the tuner's NVLS-tree
+   * busBw is nChannels x min(NVLink, NIC, this), nChannels the NVLS heads
+   * (search.cc: one per NIC:GPU pair, at most the GPUs of a node). */
+  static const double nvls_tree_ch[4][3] = {
+      {0, 0, 0}, {0, 0, 0}, {0, 57.7, 45.5}, {0, 96.0, 80.0}};
+  for (int i = 0; i < 3; i++) p->nvls_tree_ch_bw[i] = nvls_tree_ch[g][i] * 1e9;
   /* NCCL's tree (tuning.cc): hwLat[NVLINK][TREE] {0.6, 1.25, 4.0} and
    * hwLat[NET][TREE] {5.0, 8.5, 14.0} us per step (LL / LL128 / Simple);
    * per-channel busBw caps perChMaxTreeBws (Simple) and
@@ -279,6 +286,32 @@ static double nvls_chunk_factor(const ts_coll_comm *m, const ts_coll_params *p,
   return c / (c + x) * (full + x) / full;
 }
 
+double coll_nvls_link_eff(const ts_coll_comm *m, const ts_coll_params *p,
+                          uint64_t bytes) {
+  /* Simple moves payload only (efficiency 1); not p->efficiency, which a
+   * lowering's parameters hold already capped (lower_begin). */
+  double e = p->nvls_efficiency;
+  return e * nvls_chunk_factor(m, p, e, bytes);
+}
+
+/* NCCL's NVLS-tree busBw cap (tuning.cc: nChannels x perChMaxNVLSTreeBw,
+ * one channel per NVLS head, here the L ranks of a host, each with its
+ * NIC): as an algbw, busBw x n / (2 (n-1)) against what the NVLink side
+ * moves at efficiency e, S (1 + 1/L) / (bw_nvls e). Returns the factor
+ * (<= 1) on e that makes the NVLink side take as long as the cap; 1 on one
+ * host, without the cap, or when the links are slower. */
+double coll_nvls_tree_cap(const ts_coll_comm *m, const ts_coll_params *p,
+                          double e) {
+  int H = m->nhosts, i = H <= 1 ? 0 : H == 2 ? 1 : 2;
+  if (H <= 1 || !coll_nccl(p) || !(p->nvls_tree_ch_bw[i] > 0) || !(e > 0) ||
+      !(p->bw_nvls > 0))
+    return 1;
+  double n = m->n, L = m->host_size[0];
+  double alg = L * p->nvls_tree_ch_bw[i] * n / (2 * (n - 1));
+  double nv = p->bw_nvls * e / (1 + 1 / L); /* algbw the NVLink side allows */
+  return alg < nv ? alg / nv : 1;
+}
+
 uint32_t coll_ntree_channels(const ts_coll_comm *m, const ts_coll_params *p) {
   if (m->nhosts > 1) return (uint32_t)ring_nics(m, p);
   /* one host: NCCL's coll channels (24 on a DGX A100), chains rotated */
@@ -313,14 +346,18 @@ double coll_ntree_algbw(const ts_coll_comm *m, const ts_coll_params *p,
  * the head and the tail only one of them, so with the chains rotated over
  * all L local ranks (C a multiple of L) a GPU sends 2 (L-1)/L S, else up
  * to 2 S;
- * across two hosts each of the G NICs carries S / G each way, beyond two
- * an interior host's head receives two children's sums (G bw_inter / 2). */
+ * across hosts a channel's head NIC carries S / G each way per tree edge
+ * it has: channel c runs tree c mod 2 alone on its NIC, so an interior
+ * host's head (a parent and two children, which NCCL's binary tree has
+ * from 4 hosts up; a chain of 3 hosts has two edges in the middle) sends
+ * and receives 3 S / G: G bw_inter / 3 (on two hosts G bw_inter). */
 static double tree_ref_bw(const ts_coll_comm *m, const ts_coll_params *p) {
   double L = (double)m->n / m->nhosts, C = coll_ntree_channels(m, p);
   int rot = L > 1 && fmod(C, L) == 0; /* every GPU heads C / L chains */
   double nv = p->bw_intra / (rot ? 2 * (L - 1) / L : 2);
   if (m->nhosts <= 1) return nv;
-  double nic = coll_ntree_channels(m, p) * p->bw_inter / (m->nhosts > 2 ? 2 : 1);
+  double deg = m->nhosts == 2 ? 1 : m->nhosts == 3 ? 2 : 3;
+  double nic = coll_ntree_channels(m, p) * p->bw_inter / deg;
   return nic < nv ? nic : nv;
 }
 
@@ -356,8 +393,8 @@ double coll_eff(const ts_coll_comm *m, const ts_coll_params *p,
     return cap > 0 && bw > 0 && cap / bw < e ? cap / bw : e;
   }
   if (a == TS_COLL_NVLS) {
-    e *= p->nvls_efficiency;
-    return e * nvls_chunk_factor(m, p, e, bytes);
+    e = coll_nvls_link_eff(m, p, bytes);
+    return e * coll_nvls_tree_cap(m, p, e);
   }
   if (a == TS_COLL_TREE) { /* NCCL's tree algbw against the lowering's */
     double ref = tree_ref_bw(m, p), bw = coll_ntree_algbw(m, p, q);
@@ -430,8 +467,12 @@ double coll_ntree_cost(const ts_coll_comm *m, const ts_coll_params *p,
   double fill = 0;
   if (e > 0 && p->bw_intra > 0)
     fill += 2 * (L - 1) * c / e / p->bw_intra;
+  /* A head with two child hosts receives both children's chunks on one
+   * NIC going up and sends both going down: one more chunk time each way
+   * per such fork on the critical path (4 hosts: one fork). */
   if (e > 0 && p->bw_inter > 0 && m->nhosts > 1)
-    fill += 2 * coll_log2_ceil(m->nhosts) * c / e / p->bw_inter;
+    fill += 2 * (coll_log2_ceil(m->nhosts) + coll_btree_forks(m->nhosts)) *
+            c / e / p->bw_inter;
   double A = coll_ntree_algbw(m, p, q), k = ceil(S / C / chunk);
   double excess = fill - c * C / A;
   if (k > 1) excess *= 2 / (k + 1);

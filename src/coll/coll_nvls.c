@@ -117,7 +117,14 @@ static int nvls_tree(coll_ctx *c) {
     nlead[to] = nb > l0 ? coll_step(c, i, to, nb - l0, 0, (uint32_t)l, &net[to], 1)
                         : COLL_NONE;
   }
+  /* The NIC side runs at the links' NVLS efficiency: NCCL's per-channel
+   * NVLS-tree cap (coll_nvls_tree_cap, in the plan's efficiency) is
+   * charged once, on the NVLink side. */
+  double en = coll_nvls_link_eff(m, c->prm, c->bytes);
   for (int i = 0; !c->plan->err && i < p; i++) {
+    c->plan->x[net[i]].wire_bytes = coll_wire(en, c->plan->x[net[i]].bytes);
+    if (nlead[i] != COLL_NONE)
+      c->plan->x[nlead[i]].wire_bytes = coll_wire(en, c->plan->x[nlead[i]].bytes);
     c->plan->x[net[i]].alpha = tree;
     if (nlead[i] != COLL_NONE) c->plan->x[nlead[i]].alpha = 0;
     uint32_t deps[2] = {join[m->host[i]], net[i]};

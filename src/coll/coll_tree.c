@@ -34,6 +34,23 @@ static int btree_parent(int n, int r) {
   return up < n ? up : r ^ b;
 }
 
+/* Nodes with two children on the path from rank 1 (a deepest leaf) to the
+ * root of NCCL's binary tree over n ranks (btree_parent): the path is 1,
+ * 2, 4, ..., 2^m (< n), 0. Node u = 2^j (j >= 1) has child u/2, child
+ * u + u/2 when it is < n, and child u + b (b < u/2 a power of two) when
+ * u + b < n <= u + 2b (btree_parent folds it back onto u); the root has
+ * one child. Tree 1 (dtree_parent) mirrors or shifts tree 0, same shape.
+ * O(log^2 n), no allocation: the chooser calls it per cost. */
+int coll_btree_forks(int n) {
+  int forks = 0;
+  for (int u = 2; u < n; u *= 2) {
+    int kids = 1 + (u + u / 2 < n);
+    for (int b = 1; b < u / 2; b *= 2) kids += u + b < n && u + 2 * b >= n;
+    forks += kids >= 2;
+  }
+  return forks;
+}
+
 /* Parent of r in tree t (0 or 1). */
 static int dtree_parent(int n, int t, int r) {
   if (t == 0) return btree_parent(n, r);

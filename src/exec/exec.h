@@ -213,6 +213,8 @@ typedef struct exec_colls {
   const ts_step_progs *sp;
   ts_coll_params params;
   uint32_t compact_min;
+  int compact_host;   /* 1 (TS_STEP_COMPACT_SMALL): rings of 2 ranks up on
+                         one host compact too (exec_step_coll.c lower) */
   exec_group *groups[TS_GROUP_COUNT]; /* [group id] */
   ts_coll_plan **pp_plan;              /* [rank * 2 + dir] */
   uint16_t **bat;                      /* [program * TS_GROUP_COUNT + g]:

@@ -306,8 +306,9 @@ static void on_reduced(ts_sim *sim, void *ctx, uint64_t i) {
  * runs live, exactly; and the crossing test, made against reservations as
  * of now, which is all of them: a reservation on these directions made
  * later would need pend below its start. Only with x->defer_ok: the fast
- * path's conditions (no timed failure, flow model), not --bounded (there
- * a stream with only posted transfers admits replays beside it). */
+ * path's conditions (no timed failure, flow model), not with replays beside
+ * flows (TS_STEP_BESIDE: there a stream with only posted transfers admits
+ * replays beside it). */
 static bool xfer_send_deferred(exec_run *r, uint32_t i, ts_time_ps wait) {
   ts_exec *x = r->x;
   if (ts_sim_defer_begin(x->sim, ts_sim_now(x->sim) + wait)) return false;

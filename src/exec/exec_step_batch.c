@@ -1,5 +1,6 @@
 /* exec_step_batch.c - back-to-back collectives of one stream run as one
- * (a bounded shortcut: ts_step_opts.bounded, off with exact).
+ * (a bounded shortcut: TS_STEP_BATCH in ts_step_opts.bounded, off with
+ * exact).
  *
  * ZeRO 2 reduces every micro-batch's gradients in dp_bucket-sized
  * reduce-scatters issued at once (GPT-3 175B at TP 4 PP 8: ~135 buckets of
@@ -99,7 +100,7 @@ static double stream_load(exec_colls *k, const ts_step_prog *p, uint32_t r,
 }
 
 int exec_batch_init(exec_colls *k, const ts_step_opts *o, int fast_on) {
-  if (!o->bounded || o->exact || !fast_on || !k->sp->nprogs) return 0;
+  if (!(o->bounded & TS_STEP_BATCH) || o->exact || !fast_on || !k->sp->nprogs) return 0;
   k->bat = calloc((size_t)k->sp->nprogs * TS_GROUP_COUNT, sizeof *k->bat);
   uint8_t *seen = calloc(k->sp->nprogs, 1);
   if (!k->bat || !seen) {

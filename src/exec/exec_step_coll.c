@@ -13,7 +13,20 @@
  * represented compactly (TS_COLL_COMPACT: one long flow per neighbour pair,
  * O(p) transfers, the same time on dedicated links), since a step ring over
  * DP = 128 would cost O(p^2) transfers per bucket. Compact is a
- * representation, not an algorithm decision. All-to-all is always
+ * representation, not an algorithm decision. With compact_host (the
+ * bounded shortcut TS_STEP_COMPACT_SMALL) smaller rings compact too, but
+ * only on one host: there every edge crosses the NVSwitch alike, and a
+ * compact ring of equal edges takes the step ring's time in isolation
+ * (2(p-1)(alpha + hops + S/(pB)) for an all-reduce). A ring of unequal
+ * edges (CP 4 as two GPUs on each of two hosts: NVLink and NIC edges)
+ * does not: its step ring keeps NCCL's 8 steps in flight, so the slow
+ * edge's per-step latencies overlap its transfers, while the compact
+ * flow pays them one after the other before its bytes (4 ranks of a
+ * DGX A100 SuperPOD, 2 per host: all-gather of 16 MiB 302 us as a step
+ * ring, 315 us compact, +4.3%; all-reduce +6.4%; `topsim bench --op
+ * all_gather --algo ring --gpus dgx0/gpu0,dgx0/gpu4,dgx1/gpu0,dgx1/gpu4
+ * [--compact]`), and on the worst GPT-3 mapping that put the step 1.7%
+ * over --exact. All-to-all is always
  * all_to_allv (direct).
  * Communicators come from the topology (ts_coll_comm_from_topo) and
  * cost-model bandwidths from the built network (ts_exec_coll_params), so the
@@ -181,7 +194,8 @@ static int lower(exec_colls *k, exec_group *G, ts_group g, uint32_t id,
     prm.algo = algo;
     prm.proto = proto;
     if ((prm.algo == TS_COLL_RING || prm.algo == TS_COLL_HIER) &&
-        p >= k->compact_min)
+        (p >= k->compact_min ||
+         (k->compact_host && ts_coll_comm_nhosts(G->comm) == 1)))
       flags = TS_COLL_COMPACT;
   }
   int rc = ts_coll_lower(G->comm, op, ins[0]->val, &prm, flags, out, d);

@@ -359,7 +359,7 @@ static bool quiet_replay(step_state *S, uint32_t g, uint32_t id,
   if (quiet_skipped(S, key)) return false;
   /* bounded: instances inside one host's NVLinks also beside other
    * streams' running instances and active flows (quiet_stretch) */
-  bool bounded = S->o->bounded && !S->o->exact && g != TS_GROUP_EP;
+  bool bounded = (S->o->bounded & TS_STEP_BESIDE) && !S->o->exact && g != TS_GROUP_EP;
   int streams = quiet_streams(S, g, id);
   if (streams == 2 || (streams == 1 && !bounded)) return false;
   int rc = e->memo ? 0 : exec_fast_memo(&S->fast, S->x, S->o, e->plan,
@@ -1146,6 +1146,7 @@ void ts_step_opts_default(ts_step_opts *o) {
   ts_net_config_default(&o->net);
   o->compact_min = 8;
   o->alpha_ps = -1;
+  o->bounded = TS_STEP_BOUNDED_DEFAULT;
 }
 
 void ts_step_result_free(ts_step_result *r) {
@@ -1253,9 +1254,9 @@ static int step_once(const ts_workload *w, const ts_topo *t,
   S.nranks = ts_mapping_ranks(m);
   rc = engine_new(&S);
   if (!rc) rc = alloc_state(&S);
-  /* bounded shortcut: rings of 2-7 ranks (TP 4, CP) compact too */
-  uint32_t cmin = o->bounded && !o->exact && o->compact_min > 2 ? 2 : o->compact_min;
-  if (!rc) rc = exec_colls_init(&S.colls, S.x, m, &S.sp, cmin, o->alpha_ps);
+  if (!rc) rc = exec_colls_init(&S.colls, S.x, m, &S.sp, o->compact_min, o->alpha_ps);
+  /* bounded shortcut: rings below compact_min on one host compact too */
+  S.colls.compact_host = (o->bounded & TS_STEP_COMPACT_SMALL) && !o->exact;
   if (!rc) assign_progs(&S);
   if (!rc) rc = exec_fast_init(&S.fast, S.x, m, &S.sp, o);
   if (!rc) rc = exec_batch_init(&S.colls, o, S.fast.on);
@@ -1264,7 +1265,8 @@ static int step_once(const ts_workload *w, const ts_topo *t,
   if (!rc) rc = quiet_init(&S, tries & TRY_NOQUIET);
   if (!rc) /* reduction timers skipped (exec_coll.c xfer_send_deferred) */
     S.x->defer_ok = S.fast.on && o->net.fidelity == TS_NET_FLOW &&
-                    !(o->bounded && !o->exact) && !o->no_defer;
+                    !((o->bounded & TS_STEP_BESIDE) && !o->exact) &&
+                    !o->no_defer;
   S.hbm_bw = S.colls.params.hbm_bw;
   if (!rc) rc = run(&S);
   *retry = !rc || S.passed ? 0 : S.x && S.x->violated ? TRY_NOQUIET

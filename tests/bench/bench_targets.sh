@@ -72,13 +72,17 @@ target gpt3-1024-tp2pp32dp16 "$bin" run "${g3[@]}" --tp 2 --pp 32 --dp 16
 target gpt3-1024-tp8pp8dp16 "$bin" run "${g3[@]}" --tp 8 --pp 8 --dp 16
 target gpt3-1024-tp8pp32dp4 "$bin" run "${g3[@]}" --tp 8 --pp 32 --dp 4 --set layers=96
 target gpt3-1024-tp8pp16dp8-i2 "$bin" run "${g3[@]}" --schedule interleaved --virtual-stages 2
-# "Any mapping": the CP + ZeRO 2 interleaved mapping, by default (exact
-# shortcuts) and with --bounded, and the worst known mapping (--bounded)
+# "Any mapping": the CP + ZeRO 2 interleaved mapping by default (exact
+# shortcuts plus batches and beside replays, within 1% of --exact) and
+# with --bounded (all three bounded shortcuts), the worst known mapping
+# by default and with --bounded
 cz=(--schedule interleaved --recompute none --zero 2 --micro-batch 3)
 target gpt3-1024-cp2zero2 "$bin" run "${g3[@]}" "${cz[@]}" --tp 4 --cp 2 --pp 8 \
   --virtual-stages 12 --dp 16
 target gpt3-1024-cp2zero2-bounded "$bin" run "${g3[@]}" "${cz[@]}" --tp 4 --cp 2 \
   --pp 8 --virtual-stages 12 --dp 16 --bounded
+target gpt3-1024-worst "$bin" run "${g3[@]}" "${cz[@]}" --tp 4 --cp 4 --pp 2 \
+  --virtual-stages 48 --dp 32
 target gpt3-1024-worst-bounded "$bin" run "${g3[@]}" "${cz[@]}" --tp 4 --cp 4 --pp 2 \
   --virtual-stages 48 --dp 32 --bounded
 # The example moved to DualPipe, which needs at least 2 x pp micro-batches
