@@ -51,8 +51,6 @@ static ts_route_state *faulted_state(const ts_topo *t, const char *fail,
 
 /* ts_route_opts.routing for the next steps: 0 = the topology's. */
 static int route_override;
-/* ts_step_opts.no_defer for the next step() */
-static int no_defer_override;
 /* ts_step_opts.bounded for the fast side: the exact shortcuts alone (0)
  * unless a bounded test asks for them too. */
 static unsigned bounded_fast;
@@ -65,7 +63,6 @@ static void step_f(const ts_workload *w, const ts_topo *t, const ts_mapping *m,
   o.exact = exact;
   o.bounded = bounded_fast;
   o.route.routing = route_override;
-  o.no_defer = no_defer_override;
   o.state = st;
   o.faults = f;
   ts_diag d;
@@ -78,8 +75,8 @@ static void step(const ts_workload *w, const ts_topo *t, const ts_mapping *m,
   step_f(w, t, m, st, NULL, exact, r);
 }
 
-/* Two runs agree on everything the model computes. */
-static void same_model(const ts_step_result *a, const ts_step_result *b) {
+/* Fast and exact agree on everything the model computes. */
+static void same_step(const ts_step_result *a, const ts_step_result *b) {
   assert_true(a->step_time > 0);
   assert_int_equal(a->step_time, b->step_time);
   assert_int_equal(a->critical_rank, b->critical_rank);
@@ -104,11 +101,6 @@ static void same_model(const ts_step_result *a, const ts_step_result *b) {
   assert_memory_equal(a->bytes_mean, b->bytes_mean, sizeof a->bytes_mean);
   assert_memory_equal(a->cross_node_mean, b->cross_node_mean,
                       sizeof a->cross_node_mean);
-}
-
-/* Fast and exact agree on everything the model computes. */
-static void same_step(const ts_step_result *a, const ts_step_result *b) {
-  same_model(a, b);
   assert_int_equal(b->ranks_simulated, b->ranks); /* --exact never folds */
 }
 
@@ -670,45 +662,6 @@ static const char *zero2_cp =
     "           zero_stage: 2, dp_bucket_size: 8MB}\n"
     "parallelism: {tp: 4, cp: 2, pp: 2, dp: 64, order: tp-cp-dp-pp}\n";
 
-/* Reduction timers skipped (exec_coll.c xfer_send_deferred: each transfer
- * posted as of its timer's end, its flows' start events deferred) against
- * every timer an event (ts_step_opts.no_defer), all other shortcuts alike,
- * on the CP + ZeRO 2 case under 4:1 leaves (quiet replays of TP and CP
- * instances between gradient rings that contend at the uplinks), then
- * with a spine down: the same step to the picosecond, every rank's finish,
- * breakdown and bytes, the busiest links' bytes and busy time; fewer
- * events by at least one per ring step that reduces. A deferred start
- * given its seq at creation instead of at the timer's moment reorders
- * same-picosecond starts and changes these figures (the engine's own
- * tests pin that ordering: tests/test_sim.c deferred_*). */
-static void deferred_reductions(void **state) {
-  (void)state;
-  static const char *fails[] = {NULL, "compute/spine-g0-0"};
-  for (uint32_t k = 0; k < 2; k++) {
-    ts_topo *t = tu_load("topologies/cluster-2tier-4to1.yaml");
-    ts_workload *w = load_work(zero2_cp);
-    ts_mapping *m = map_work(w, t);
-    ts_route_state *st = faulted_state(t, fails[k], NULL);
-    ts_step_result on, off;
-    step(w, t, m, st, 0, &on);
-    no_defer_override = 1;
-    step(w, t, m, st, 0, &off);
-    no_defer_override = 0;
-    same_model(&on, &off);
-    assert_int_equal(on.ranks_simulated, off.ranks_simulated);
-    assert_true(on.replayed > 0);
-    /* each live reduce-scatter / all-reduce ring step that reduces had a
-     * timer: thousands here */
-    assert_true(on.sim.events_processed + 1000 < off.sim.events_processed);
-    ts_step_result_free(&on);
-    ts_step_result_free(&off);
-    ts_route_state_free(st);
-    ts_mapping_free(m);
-    ts_workload_free(w);
-    ts_topo_free(t);
-  }
-}
-
 /* The bounded side's replays beside active flows in the last
  * bounded_case (exec_step_run.c quiet_stretch). */
 static uint64_t beside_last;
@@ -852,7 +805,6 @@ int main(void) {
       cmocka_unit_test(skewed_moe),
       cmocka_unit_test(localized_solver_moe),
       cmocka_unit_test(quiet_ep_moe),
-      cmocka_unit_test(deferred_reductions),
       cmocka_unit_test(pipeline_sends),
       cmocka_unit_test(shared_nvlink_quiet),
       cmocka_unit_test(fold_one_spine),

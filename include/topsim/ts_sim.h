@@ -95,24 +95,6 @@ int ts_sim_cancel(ts_sim *sim, ts_event_id id);
  * at < now. O(log n); cheaper than cancel + schedule (no pool traffic). */
 int ts_sim_reschedule(ts_sim *sim, ts_event_id id, ts_time_ps at);
 
-/* Deferred scheduling: lets a caller skip a timer E whose only effect would
- * be to schedule further events when it fires. Between ts_sim_defer_begin
- * (sim, at) and ts_sim_defer_end, ts_sim_schedule behaves as if called by
- * E, scheduled now for time `at` (at >= now), at the moment E fires: the
- * events it creates fire in exactly the order they would have had, ties
- * at one picosecond included (the engine hands them their tie-breaking
- * seqs at E's moment, without running an event there). Their due times
- * are absolute, `at` or later (TS_EUSAGE otherwise): the caller adds
- * `at - now` itself. Inside the bracket ts_sim_reschedule and a nested
- * ts_sim_defer_begin return TS_EUSAGE; the bracket must not span an event
- * (open and close it in one callback, or between runs), and the caller
- * must not reschedule the events before `at`. Costs: O(log d) per event
- * created and per E's moment for d deferred events waiting, O(1) per
- * event run. TS_EUSAGE if at < now. */
-int ts_sim_defer_begin(ts_sim *sim, ts_time_ps at);
-/* Ends the bracket; no-op without one. */
-void ts_sim_defer_end(ts_sim *sim);
-
 /* The simulated clock: the due time of the running (or last run) event, or
  * the limit a completed ts_sim_run_until reached. */
 ts_time_ps ts_sim_now(const ts_sim *sim);

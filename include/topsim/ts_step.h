@@ -109,10 +109,6 @@ typedef struct ts_step_opts {
   void *progress_ctx;
   const uint32_t *trace_ranks; /* ranks whose slices are recorded */
   uint32_t ntrace_ranks;       /* 0: record nothing */
-  int no_defer;                /* 1: every reduction timer an event of its
-                                  own (the reference for posting a
-                                  transfer ahead of its timer, exec_coll.c;
-                                  same results, more events). 0: default */
   ts_time_ps horizon;          /* > 0: stop once every event up to this
                                   simulated time has run and a rank is
                                   still busy: the step is then provably

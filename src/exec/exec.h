@@ -56,10 +56,6 @@ struct ts_exec {
   ts_path *paths;                 /* scratch for one path set */
   ts_time_ps path_lat;            /* summed hop latency of paths[0] as
                                      exec_xfer_paths last set it */
-  int defer_ok;                   /* a reduction timer may be skipped: its
-                                     transfer posted at once, as of the
-                                     timer's end (exec_coll.c xfer_start) */
-  ts_time_ps defer_wait;          /* while so posting: the timer's length */
   uint64_t transfers, wire_bytes;
   int err;
   ts_diag diag;

@@ -252,8 +252,7 @@ static int xfer_post(ts_exec *x, const ts_coll_xfer *xf, ts_net_done_fn fn,
     for (uint32_t h = 0; h < x->paths[p].len; h++)
       if (x->dir_rep[x->paths[p].dir[h]] != UINT32_MAX)
         x->paths[p].dir[h] = x->dir_rep[x->paths[p].dir[h]];
-  /* posted ahead of a skipped reduction timer: as of its end */
-  ts_time_ps alpha = rc ? 0 : x->defer_wait + exec_xfer_alpha(x, xf);
+  ts_time_ps alpha = rc ? 0 : exec_xfer_alpha(x, xf);
   /* Quiet-window replays: this transfer's flows become active at
    * now + alpha; crossing a replayed window voids the run. */
   ts_time_ps act = ts_sim_now(x->sim) + alpha;
@@ -291,34 +290,6 @@ static void on_reduced(ts_sim *sim, void *ctx, uint64_t i) {
   xfer_send(ctx, (uint32_t)i);
 }
 
-/* The reduction timer of transfer i, `wait` long, would only post it when it
- * fires: post it now as of then instead, one event fewer per reduction.
- * Its flows' start events are deferred (ts_sim_defer_begin), so they tie
- * with everything else exactly as if the timer had fired and posted them;
- * the flows start at the same time (now + wait + alpha). What the post
- * does besides is done earlier, and nothing of it can show in the step:
- * counters; the route (a function of the connection); the run's count of
- * unposted transfers (quiet_streams in exec_step_run.c refuses a replay
- * for a stream with unposted transfers or with an instance merely
- * running alike, 2 and 1, in exact mode); pend, which makes quiet replays
- * on the flows' directions refuse from now on instead of from the timer's
- * end, so a replay the timer would have let start (and maybe be crossed)
- * runs live, exactly; and the crossing test, made against reservations as
- * of now, which is all of them: a reservation on these directions made
- * later would need pend below its start. Only with x->defer_ok: the fast
- * path's conditions (no timed failure, flow model), not with replays beside
- * flows (TS_STEP_BESIDE: there a stream with only posted transfers admits
- * replays beside it). */
-static bool xfer_send_deferred(exec_run *r, uint32_t i, ts_time_ps wait) {
-  ts_exec *x = r->x;
-  if (ts_sim_defer_begin(x->sim, ts_sim_now(x->sim) + wait)) return false;
-  x->defer_wait = wait;
-  xfer_send(r, i);
-  x->defer_wait = 0;
-  ts_sim_defer_end(x->sim);
-  return true;
-}
-
 static void xfer_start(exec_run *r, uint32_t i) {
   const ts_coll_xfer *xf = &ts_coll_plan_xfers(r->plan)[i];
   if (xf->flags & TS_COLL_XFER_JOIN) {
@@ -327,7 +298,6 @@ static void xfer_start(exec_run *r, uint32_t i) {
   }
   if (xf->reduce_bytes && r->hbm_bw > 0) {
     ts_time_ps wait = (ts_time_ps)((double)xf->reduce_bytes / r->hbm_bw * 1e12 + 0.5);
-    if (r->x->defer_ok && wait > 0 && xfer_send_deferred(r, i, wait)) return;
     if (ts_sim_schedule_in(r->x->sim, wait, on_reduced, r, i, NULL) == 0) return;
     ts_diag d;
     ts_diag_set(&d, TS_ENOMEM, NULL, 0, 0, "out of memory scheduling a reduction");

@@ -1263,10 +1263,6 @@ static int step_once(const ts_workload *w, const ts_topo *t,
   if (!rc && !S.nofold) rc = exec_fold_init(&S.fold, &S.colls, S.x, &S.fast, o);
   if (!rc) rc = ahead_alloc(&S);
   if (!rc) rc = quiet_init(&S, tries & TRY_NOQUIET);
-  if (!rc) /* reduction timers skipped (exec_coll.c xfer_send_deferred) */
-    S.x->defer_ok = S.fast.on && o->net.fidelity == TS_NET_FLOW &&
-                    !((o->bounded & TS_STEP_BESIDE) && !o->exact) &&
-                    !o->no_defer;
   S.hbm_bw = S.colls.params.hbm_bw;
   if (!rc) rc = run(&S);
   *retry = !rc || S.passed ? 0 : S.x && S.x->violated ? TRY_NOQUIET
