@@ -9,7 +9,8 @@
  * passed ~2,000 ranks). Paths live in one growable pool of directions
  * (a slot holds offset, length and the path's summed hop latency, so a
  * compact transfer's extra latency needs no walk of the link array),
- * 32 bytes plus 4 per hop per connection. Costs: lookup and insert O(1) expected, growth amortised.
+ * 32 bytes plus 4 per hop per connection. Costs: lookup and insert O(1)
+ * expected, growth amortised.
  * Out of memory is not an error: the caller routes again. */
 #include <stdlib.h>
 #include <string.h>

@@ -100,7 +100,9 @@ static double stream_load(exec_colls *k, const ts_step_prog *p, uint32_t r,
 }
 
 int exec_batch_init(exec_colls *k, const ts_step_opts *o, int fast_on) {
-  if (!(o->bounded & TS_STEP_BATCH) || o->exact || !fast_on || !k->sp->nprogs) return 0;
+  if (!(o->bounded & TS_STEP_BATCH) || o->exact || !fast_on ||
+      !k->sp->nprogs)
+    return 0;
   k->bat = calloc((size_t)k->sp->nprogs * TS_GROUP_COUNT, sizeof *k->bat);
   uint8_t *seen = calloc(k->sp->nprogs, 1);
   if (!k->bat || !seen) {

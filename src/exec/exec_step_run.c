@@ -359,7 +359,8 @@ static bool quiet_replay(step_state *S, uint32_t g, uint32_t id,
   if (quiet_skipped(S, key)) return false;
   /* bounded: instances inside one host's NVLinks also beside other
    * streams' running instances and active flows (quiet_stretch) */
-  bool bounded = (S->o->bounded & TS_STEP_BESIDE) && !S->o->exact && g != TS_GROUP_EP;
+  bool bounded = (S->o->bounded & TS_STEP_BESIDE) && !S->o->exact &&
+                 g != TS_GROUP_EP;
   int streams = quiet_streams(S, g, id);
   if (streams == 2 || (streams == 1 && !bounded)) return false;
   int rc = e->memo ? 0 : exec_fast_memo(&S->fast, S->x, S->o, e->plan,
@@ -1254,7 +1255,8 @@ static int step_once(const ts_workload *w, const ts_topo *t,
   S.nranks = ts_mapping_ranks(m);
   rc = engine_new(&S);
   if (!rc) rc = alloc_state(&S);
-  if (!rc) rc = exec_colls_init(&S.colls, S.x, m, &S.sp, o->compact_min, o->alpha_ps);
+  if (!rc)
+    rc = exec_colls_init(&S.colls, S.x, m, &S.sp, o->compact_min, o->alpha_ps);
   /* bounded shortcut: rings below compact_min on one host compact too */
   S.colls.compact_host = (o->bounded & TS_STEP_COMPACT_SMALL) && !o->exact;
   if (!rc) assign_progs(&S);
