@@ -53,6 +53,16 @@ grep -q "^best mapping per topology" <<<"$out" \
 # --dry-run counts without simulating.
 out=$("$bin" sweep "${small[@]}" --vary tp,pp,vp,schedule --dry-run) && grep -q "29 valid" <<<"$out" \
   && grep -q "nothing simulated" <<<"$out" && ok || note "--dry-run: $out"
+# GPT-3 175B on one DGX A100 fits no mapping (exit 65, the smallest
+# footprint named); with memory_check=warn the 28 layouts are all kept.
+gpt=("$src/examples/gpt3-175b-1024-a100.yaml" --gpus 8 --vary tp,pp,dp,zero
+     --dry-run --quiet)
+out=$("$bin" sweep "${gpt[@]}" 2>&1); rc=$?
+[[ $rc == 65 && $out == *"the smallest footprint is 371.7 GiB per GPU"* ]] \
+  && ok || note "over-HBM sweep: rc $rc: $out"
+out=$("$bin" sweep "${gpt[@]}" --set memory_check=warn) \
+  && grep -q "28 candidates, 28 valid, pruned none" <<<"$out" && ok \
+  || note "memory_check=warn sweep: $out"
 
 refuse() { # refuse STATUS EXPECTED_MSG ARGS...
   local want=$1 msg=$2
