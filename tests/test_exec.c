@@ -675,6 +675,42 @@ static const unsigned bounded_sets[] = {TS_STEP_BOUNDED_DEFAULT, TS_STEP_BATCH,
                                         TS_STEP_BOUNDED_ALL};
 #define NBOUNDED_SETS (sizeof bounded_sets / sizeof *bounded_sets)
 
+/* Asserts the step b (bounded set bits) against the exact step e: within
+ * 1%, the critical breakdown within 1% of the step, bytes per rank and
+ * dimension equal, batches merging collectives and saving events, beside
+ * replays only with TS_STEP_BESIDE. Returns the relative step error. */
+static double bounded_check(const ts_step_result *b, const ts_step_result *e,
+                            unsigned bits) {
+  double T = (double)e->step_time;
+  double err = ((double)b->step_time - T) / T;
+  if (fabs(err) > 0.01)
+    fail_msg("bounded set %#x: step %.9f s, exact %.9f s (%+.3f%%)", bits,
+             ts_ps_to_s(b->step_time), ts_ps_to_s(e->step_time), 100 * err);
+  for (int j = 0; j < TS_DIM_COUNT; j++)
+    assert_true(fabs((double)b->critical.exposed[j] -
+                     (double)e->critical.exposed[j]) <= 0.01 * T);
+  assert_true(fabs((double)b->critical.compute - (double)e->critical.compute) <= 0.01 * T);
+  /* the work itself is the same: bytes per rank and dimension, exactly */
+  assert_memory_equal(b->rank_bytes, e->rank_bytes,
+                      (size_t)e->ranks * TS_DIM_COUNT * sizeof *e->rank_bytes);
+  if (bits & TS_STEP_BATCH) {
+    assert_true(b->collectives < e->collectives); /* batches ran */
+    assert_true(b->sim.events_processed < e->sim.events_processed);
+  }
+  assert_true(b->replayed_beside <= b->replayed);
+  if (!(bits & TS_STEP_BESIDE)) assert_int_equal(b->replayed_beside, 0);
+  if (bits == TS_STEP_BOUNDED_ALL) beside_last = b->replayed_beside;
+  if (getenv("TOPSIM_TEST_VERBOSE"))
+    print_message("set %#x: %.9f s, exact %.9f s (%+.4f%%), events %llu / "
+                  "%llu, replayed %llu (beside %llu)\n", bits,
+                  ts_ps_to_s(b->step_time), ts_ps_to_s(e->step_time), 100 * err,
+                  (unsigned long long)b->sim.events_processed,
+                  (unsigned long long)e->sim.events_processed,
+                  (unsigned long long)b->replayed,
+                  (unsigned long long)b->replayed_beside);
+  return err;
+}
+
 /* Steps of yaml on topo (link fail_name down) with each set of bounded
  * shortcuts (bounded_sets) against --exact; asserts each within 1% of the
  * exact step, its critical rank's breakdown within 1% of the step and its
@@ -693,7 +729,7 @@ static double bounded_case(const char *yaml, const char *topo,
   step(w, t, m, st, 1, &e);
   assert_true(e.critical.exposed[TS_DIM_DP] > 0); /* DP is contended */
   assert_int_equal(e.replayed_beside, 0);
-  double worst = 0, T = (double)e.step_time;
+  double worst = 0;
   for (size_t k = 0; k < NBOUNDED_SETS; k++) {
     unsigned bits = bounded_sets[k];
     size_t first = 0;
@@ -703,33 +739,8 @@ static double bounded_case(const char *yaml, const char *topo,
     bounded_fast = bits;
     step(w, t, m, st, 0, &b);
     bounded_fast = 0;
-    double err = ((double)b.step_time - T) / T;
-    if (fabs(err) > 0.01)
-      fail_msg("bounded set %#x: step %.9f s, exact %.9f s (%+.3f%%)", bits,
-               ts_ps_to_s(b.step_time), ts_ps_to_s(e.step_time), 100 * err);
-    for (int j = 0; j < TS_DIM_COUNT; j++)
-      assert_true(fabs((double)b.critical.exposed[j] -
-                       (double)e.critical.exposed[j]) <= 0.01 * T);
-    assert_true(fabs((double)b.critical.compute - (double)e.critical.compute) <= 0.01 * T);
-    /* the work itself is the same: bytes per rank and dimension, exactly */
-    assert_memory_equal(b.rank_bytes, e.rank_bytes,
-                        (size_t)e.ranks * TS_DIM_COUNT * sizeof *e.rank_bytes);
-    if (bits & TS_STEP_BATCH) {
-      assert_true(b.collectives < e.collectives); /* batches ran */
-      assert_true(b.sim.events_processed < e.sim.events_processed);
-    }
-    assert_true(b.replayed_beside <= b.replayed);
-    if (!(bits & TS_STEP_BESIDE)) assert_int_equal(b.replayed_beside, 0);
-    if (bits == TS_STEP_BOUNDED_ALL) beside_last = b.replayed_beside;
+    double err = bounded_check(&b, &e, bits);
     if (fabs(err) > worst) worst = fabs(err);
-    if (getenv("TOPSIM_TEST_VERBOSE"))
-      print_message("set %#x: %.9f s, exact %.9f s (%+.4f%%), events %llu / "
-                    "%llu, replayed %llu (beside %llu)\n", bits,
-                    ts_ps_to_s(b.step_time), ts_ps_to_s(e.step_time), 100 * err,
-                    (unsigned long long)b.sim.events_processed,
-                    (unsigned long long)e.sim.events_processed,
-                    (unsigned long long)b.replayed,
-                    (unsigned long long)b.replayed_beside);
     ts_step_result_free(&b);
   }
   ts_step_result_free(&e);
