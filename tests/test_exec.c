@@ -112,6 +112,8 @@ typedef struct {
   uint64_t replayed;
   uint32_t ranks_simulated, rails;
   ts_time_ps dp_exposed; /* exact side's exposed DP on the critical rank */
+  uint64_t replayed_dp;  /* fast side: data-parallel quiet replays */
+  uint32_t attempts;     /* fast side's attempts */
 } eq_result;
 
 static uint32_t top_rails(const ts_topo *t, const ts_step_result *r);
@@ -138,7 +140,9 @@ static eq_result run_both(const char *yaml, ts_topo *t, eq_faults fl) {
   assert_int_equal(exact.replayed, 0);
   assert_true(fast.sim.events_processed < exact.sim.events_processed);
   eq_result r = {fast.replayed, fast.ranks_simulated, top_rails(t, &exact),
-                 exact.critical.exposed[TS_DIM_DP]};
+                 exact.critical.exposed[TS_DIM_DP], fast.replayed_dp,
+                 fast.attempts};
+  assert_int_equal(exact.replayed_dp, 0);
   ts_step_result_free(&fast);
   ts_step_result_free(&exact);
   ts_faults_free(&f);
@@ -149,8 +153,11 @@ static eq_result run_both(const char *yaml, ts_topo *t, eq_faults fl) {
   return r;
 }
 
-/* Ranks the fast side of the last equivalent() simulated. */
+/* Ranks the fast side of the last equivalent() simulated, its
+ * data-parallel quiet replays and attempts. */
 static uint32_t fold_sim;
+static uint64_t dp_replays;
+static uint32_t eq_attempts;
 
 /* Fast against exact on a bundled topology with link fail_name down;
  * returns the replays. */
@@ -158,6 +165,8 @@ static uint64_t equivalent(const char *yaml, const char *topo,
                            const char *fail_name, ts_time_ps *dp_exposed) {
   eq_result r = run_both(yaml, tu_load(topo), (eq_faults){.fail = fail_name});
   fold_sim = r.ranks_simulated;
+  dp_replays = r.replayed_dp;
+  eq_attempts = r.attempts;
   *dp_exposed = r.dp_exposed;
   return r.replayed;
 }
@@ -763,6 +772,46 @@ static void quiet_cp_exact(void **state) {
   assert_int_equal(fold_sim, 256);
   assert_true(n > 0);
   assert_true(dp > 0);
+  /* a DP x CP gradient ring was replayed and crossed (its NVLink hops
+   * carry TP traffic): that attempt stopped at once and the next ran
+   * every data-parallel instance live */
+  assert_int_equal(dp_replays, 0);
+  assert_int_equal(eq_attempts, 2);
+}
+
+/* Quiet-window replays of data-parallel instances (exec_step_run.c
+ * dp_kind): ZeRO 3 with CP 4, TP 1, so each layer's weight all-gathers
+ * and gradient reduce-scatters run over DP x CP = 64 ranks on 256 A100
+ * behind the 4:1 leaves, beside CP rings and PP 4's sends over the same
+ * uplinks and spines (order tp-cp-dp-pp puts the stages in different
+ * SUs). Instances that start with their links quiet are replayed from
+ * their isolated runs; a send or ring crossing one voids the attempt (the
+ * next runs those live). The step must equal --exact, with and without a
+ * failed spine, with data-parallel replays made in the first attempt (a
+ * replay started beside active flows is crossed here, and the rerun
+ * replays none). With the bounded shortcuts off: the default's batches
+ * are not exact. */
+static const char *zero3_cp =
+    "topsim: 1\nname: zero3\n"
+    "model: {layers: 4, hidden: 2048, heads: 16, seq_len: 4096, vocab: 128}\n"
+    "training: {global_batch: 256, micro_batch: 4, schedule: 1f1b,\n"
+    "           zero_stage: 3, dp_bucket_size: 8MB}\n"
+    "parallelism: {tp: 1, cp: 4, pp: 4, dp: 16, order: tp-cp-dp-pp,\n"
+    "              gpus: 256}\n";
+
+static void quiet_dp_exact(void **state) {
+  (void)state;
+  static const char *fails[] = {NULL, "compute/spine-g0-0"};
+  for (int i = 0; i < 2; i++) {
+    ts_time_ps dp;
+    uint64_t n = equivalent(zero3_cp, "topologies/cluster-2tier-4to1.yaml",
+                            fails[i], &dp);
+    assert_true(n > 0);
+    assert_true(dp_replays > 0);
+    assert_true(dp_replays < n);
+    assert_int_equal(eq_attempts, 1);
+    assert_true(dp > 0); /* the exact step waits on DP */
+  }
 }
 
 /* Here TP and CP instances also run beside the gradient rings' NVLink
@@ -828,6 +877,7 @@ int main(void) {
       cmocka_unit_test(fold_tp2),
       cmocka_unit_test(fold_tp4_refusals),
       cmocka_unit_test(quiet_cp_exact),
+      cmocka_unit_test(quiet_dp_exact),
       cmocka_unit_test(bounded_oversubscribed),
       cmocka_unit_test(bounded_failed_spine),
       cmocka_unit_test(bounded_shared_spines),

@@ -182,6 +182,10 @@ typedef struct ts_step_result {
   uint64_t replayed_beside;   /* of those, replayed beside active flows
                                  that keep their rates (--bounded only,
                                  exec_step_run.c quiet_stretch) */
+  uint64_t replayed_dp;       /* of those, data-parallel instances (DP x
+                                 CP gradient and ZeRO 3 weight rings,
+                                 expert and HSDP groups) replayed in quiet
+                                 windows */
   uint64_t memo_runs;         /* isolated runs made for replays (the
                                  attempt that stood) */
   uint64_t memo_shared;       /* memos taken, renamed, from an image's

@@ -361,10 +361,11 @@ static void print_stats(const ts_step_result *r, FILE *o) {
           (unsigned long long)r->net.bytes_delivered,
           (unsigned long long)r->net.solves);
   fprintf(o, "  ranks_simulated: %u\n  fold: %s\n", r->ranks_simulated, r->fold);
-  fprintf(o, "  replayed: %llu\n  replayed_beside: %llu\n  attempts: %u\n"
-             "  isolated_runs: %llu\n  isolated_shared: %llu\n",
+  fprintf(o, "  replayed: %llu\n  replayed_beside: %llu\n  replayed_dp: %llu\n"
+             "  attempts: %u\n  isolated_runs: %llu\n  isolated_shared: %llu\n",
           (unsigned long long)r->replayed,
-          (unsigned long long)r->replayed_beside, r->attempts,
+          (unsigned long long)r->replayed_beside,
+          (unsigned long long)r->replayed_dp, r->attempts,
           (unsigned long long)r->memo_runs, (unsigned long long)r->memo_shared);
 }
 

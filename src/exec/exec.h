@@ -80,6 +80,11 @@ struct ts_exec {
   uint64_t *resv_key, *crossed;
   uint32_t ncrossed, capcrossed;
   int crossed_full;                /* out of room: give replays up */
+  /* bit g set: a crossed key of group kind g (key >> 60) stops the engine
+   * at once (crossed_stop_hit set): the next attempt runs every instance
+   * of those kinds live, so the rest of this one would teach nothing */
+  uint32_t crossed_stop;
+  int crossed_stop_hit;
 };
 
 /* Builds x->own_state (o->state plus the static faults) when o has faults,

@@ -237,6 +237,10 @@ static void cross(ts_exec *x, uint32_t dd) {
     x->capcrossed = cap;
   }
   x->crossed[x->ncrossed++] = k;
+  if (k >> 60 < 32 && (x->crossed_stop >> (k >> 60) & 1)) {
+    x->crossed_stop_hit = 1;
+    ts_sim_stop(x->sim);
+  }
 }
 
 /* Routes and sends one transfer now; fn(ctx, tag) on delivery. 0 or an

@@ -88,6 +88,8 @@ typedef struct step_state {
   exec_fold fold;
   int nofold;                    /* folding refused: the rerun */
   int quiet;                     /* quiet-window replays of TP groups */
+  int nodp;                      /* none of data-parallel kinds (dp_kind):
+                                    an earlier attempt saw one crossed */
   ts_time_ps *resv, *pend;       /* their per-direction windows (x->resv) */
   uint64_t *rkey;                /* per direction: the instance (quiet_key)
                                     that reserved it (x->resv_key) */
@@ -346,15 +348,30 @@ static int quiet_streams(const step_state *S, uint32_t g, uint32_t id) {
   return worst;
 }
 
+/* Data-parallel group kinds: gradient and ZeRO 3 weight rings (DP x CP,
+ * expert, HSDP shard and replica groups). Their rings span many hosts, so
+ * a crossing is likelier than for a TP or CP instance, and they go
+ * together: one crossed voids them all (TRY_NODP). */
+static bool dp_kind(uint32_t g) {
+  return g == TS_GROUP_DP || g == TS_GROUP_GRAD ||
+         g == TS_GROUP_EXPERT_GRAD || g == TS_GROUP_SHARD ||
+         g == TS_GROUP_REPLICA;
+}
+
+/* Group kinds replayed in quiet windows: TP, CP; EP (all-to-alls) unless
+ * folded (the fold mirrors class 0's counters before the replays' are
+ * added); the data-parallel kinds unless an attempt saw one crossed. */
+static bool quiet_kind(const step_state *S, uint32_t g) {
+  return g == TS_GROUP_TP || g == TS_GROUP_CP ||
+         (g == TS_GROUP_EP && !S->fold.on) || (dp_kind(g) && !S->nodp);
+}
+
 /* True when the instance of (g, id) starting now was replayed (a timer
- * scheduled); false to run it live. TP groups; EP groups (all-to-alls)
- * unless folded (the fold mirrors class 0's counters before the replays'
- * are added). Errors fail the step. */
+ * scheduled); false to run it live (quiet_kind says which kinds may be).
+ * Errors fail the step. */
 static bool quiet_replay(step_state *S, uint32_t g, uint32_t id,
                          exec_plan_ent *e, uint64_t tag) {
-  if (!S->quiet || (g != TS_GROUP_TP && g != TS_GROUP_CP &&
-                    (g != TS_GROUP_EP || S->fold.on)))
-    return false;
+  if (!S->quiet || !quiet_kind(S, g)) return false;
   uint64_t key = quiet_key(S, g, id);
   if (quiet_skipped(S, key)) return false;
   /* bounded: instances inside one host's NVLinks also beside other
@@ -392,6 +409,7 @@ static bool quiet_replay(step_state *S, uint32_t g, uint32_t id,
   }
   e->memo->replays++;
   S->res->replayed += run_mult(S, g);
+  if (dp_kind(g)) S->res->replayed_dp += run_mult(S, g);
   if (ts_sim_schedule_in(S->sim, e->memo->dur + late, on_event, S, tag, NULL))
     fail(S, TS_ELIMIT);
   return true;
@@ -1171,7 +1189,7 @@ static void assign_progs(step_state *S) {
     S->rank[r].prog = ts_step_progs_rank(&S->sp, S->m, r);
 }
 
-enum { TRY_NOFOLD = 1, TRY_NOQUIET = 2, TRY_SKIP = 4 };
+enum { TRY_NOFOLD = 1, TRY_NOQUIET = 2, TRY_SKIP = 4, TRY_NODP = 8 };
 
 /* Attempts with quiet replays before they are given up: each runs live
  * the instances the previous ones saw crossed. A void attempt that saw
@@ -1214,13 +1232,16 @@ static int quiet_init(step_state *S, int off) {
   const ts_step_opts *o = S->o;
   if (off || !S->fast.on || o->net.fidelity != TS_NET_FLOW || o->net.full_solve)
     return 0;
-  static const ts_group kinds[] = {TS_GROUP_TP, TS_GROUP_EP, TS_GROUP_CP};
-  for (uint32_t k = 0; k < 3; k++)
-    for (uint32_t id = 0; id < ts_mapping_group_count(S->m, kinds[k]); id++)
-      if (ts_mapping_group_size(S->m, kinds[k]) > 1 &&
-          !S->fast.excl[kinds[k]][id])
-        S->quiet = 1;
+  for (uint32_t g = 0; g < TS_GROUP_COUNT; g++) {
+    if (g == TS_GROUP_PP || (dp_kind(g) && S->nodp) ||
+        ts_mapping_group_size(S->m, (ts_group)g) < 2)
+      continue;
+    for (uint32_t id = 0; id < ts_mapping_group_count(S->m, (ts_group)g); id++)
+      if (!S->fast.excl[g][id]) S->quiet = 1;
+  }
   if (!S->quiet) return 0;
+  for (uint32_t g = 0; g < TS_GROUP_COUNT && !S->nodp; g++)
+    if (dp_kind(g)) S->x->crossed_stop |= 1u << g;
   size_t nd = 2 * (size_t)ts_topo_link_count(S->t) + 1;
   S->resv = calloc(nd, sizeof *S->resv);
   S->pend = calloc(nd, sizeof *S->pend);
@@ -1246,6 +1267,7 @@ static int step_once(const ts_workload *w, const ts_topo *t,
   memset(&S, 0, sizeof S);
   S.t = t, S.m = m, S.o = o, S.res = out, S.d = d;
   S.nofold = (tries & TRY_NOFOLD) != 0;
+  S.nodp = (tries & TRY_NODP) != 0;
   S.skip = qs->k;
   S.nskip = qs->n;
   int rc = ts_step_compile(w, t, m, &S.sp, d);
@@ -1269,8 +1291,13 @@ static int step_once(const ts_workload *w, const ts_topo *t,
   if (!rc) rc = run(&S);
   *retry = !rc || S.passed ? 0 : S.x && S.x->violated ? TRY_NOQUIET
                  : S.fold.refused ? TRY_NOFOLD : 0;
+  /* a data-parallel instance crossed (the run stopped there): the next
+   * attempt runs them all live, and the other kinds' crossed instances */
+  if (*retry == TRY_NOQUIET && S.x->crossed_stop_hit && !S.x->crossed_full &&
+      skip_add(qs, S.x) == 0)
+    *retry = TRY_NODP;
   /* a retry pays a whole step: only while crossings are the exception */
-  if (*retry == TRY_NOQUIET && !S.x->crossed_full && S.x->ncrossed &&
+  else if (*retry == TRY_NOQUIET && !S.x->crossed_full && S.x->ncrossed &&
       (uint64_t)S.x->ncrossed * 4 <= out->replayed && skip_add(qs, S.x) == 0)
     *retry = TRY_SKIP;
   if (!rc) rc = results(&S);
