@@ -10,6 +10,10 @@
 # --bounded=none keeps only the exact shortcuts (the JSON bar counters
 # equals --exact's); --exact wins over --bounded (byte-identical to
 # --exact alone); an unknown shortcut name is a usage error.
+# --bounded=steady: a pipeline of 48 micro-batches at pp 4 with nothing
+# contended runs at 8 and 16 and gives --exact's step (affine in M there),
+# says so in the text report and in counters.steady_from; fewer
+# micro-batches than 12 x pp run whole.
 set -u
 bin=$1
 src=${2:-.}
@@ -55,4 +59,27 @@ PY
 "${run[@]}" --bounded=batch,foo >/dev/null 2>"$tmp/err"
 rc=$?
 [ $rc -eq 64 ] && grep -q "batch, compact, beside" "$tmp/err" && ok || note "--bounded=foo: exit $rc"
+cat >"$tmp/pipe.yaml" <<'YAML'
+topsim: 1
+name: pipe
+model: {layers: 8, hidden: 2048, heads: 16, seq_len: 2048, vocab: 128}
+training: {global_batch: 48, micro_batch: 1, schedule: 1f1b}
+parallelism: {tp: 8, pp: 4, dp: 1, gpus: 32}
+YAML
+pipe=("$bin" run "$tmp/pipe.yaml" --topology "$src/topologies/superpod-a100-1su.yaml" --quiet)
+"${pipe[@]}" --json --bounded=steady >"$tmp/s.json" || note "run --bounded=steady"
+"${pipe[@]}" --json --exact >"$tmp/se.json" || note "run --exact (pipe)"
+"${pipe[@]}" --json --bounded=steady --global-batch 44 >"$tmp/s44.json" || note "run 44"
+python3 - "$tmp/s.json" "$tmp/se.json" "$tmp/s44.json" <<'PY' && ok || note "steady against --exact"
+import json, sys
+s, e, s44 = (json.load(open(p)) for p in sys.argv[1:4])
+cs, ce, c44 = (x.pop("counters") for x in (s, e, s44))
+assert cs["steady_from"] == [8, 16], cs["steady_from"]
+assert ce["steady_from"] is None and c44["steady_from"] is None
+assert s == e, "steady differs from --exact where nothing contends"
+assert cs["events"] < ce["events"], (cs["events"], ce["events"])
+assert s44["microbatches"] == 44
+PY
+"${pipe[@]}" --bounded=steady | grep -q "extrapolated from runs of 8 and 16 micro-batches" \
+  && ok || note "steady in the text report"
 lib_summary

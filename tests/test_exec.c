@@ -857,6 +857,128 @@ static void bounded_skewed_moe(void **state) {
   bounded_case(y, "topologies/superpod-a100-1su.yaml", NULL);
 }
 
+/* ---- steady phase extrapolated (exec_step_steady.c) ----
+ * A step of M >= 12 pp micro-batches is run at 2 pp and 4 pp and
+ * extrapolated on the line through them. */
+
+/* The steady step (the default set plus TS_STEP_STEADY) of yaml on topo
+ * (link fail_name down) against --exact: the shortcut ran at 4 and 8
+ * micro-batches (pp 2, or 4 and 8 at pp 1), within 1% (bounded_check: the
+ * critical breakdown too, and bytes per rank equal: they are affine in M,
+ * so the line gives them exactly), the rates at the full batch. Returns
+ * the relative error in parts per million. */
+static double steady_case(const char *yaml, const char *topo,
+                          const char *fail_name) {
+  ts_topo *t = tu_load(topo);
+  ts_workload *w = load_work(yaml);
+  ts_mapping *m = map_work(w, t);
+  ts_route_state *st = faulted_state(t, fail_name, NULL);
+  ts_step_result e, b;
+  step(w, t, m, st, 1, &e);
+  assert_int_equal(e.steady_from[0], 0);
+  bounded_fast = TS_STEP_BOUNDED_DEFAULT | TS_STEP_STEADY;
+  step(w, t, m, st, 0, &b);
+  bounded_fast = 0;
+  assert_int_equal(b.steady_from[0], 4);
+  assert_int_equal(b.steady_from[1], 8);
+  assert_int_equal(b.microbatches, e.microbatches);
+  assert_true(b.tokens_per_step == e.tokens_per_step);
+  assert_true(b.model_flops == e.model_flops);
+  double err = bounded_check(&b, &e, TS_STEP_BOUNDED_DEFAULT | TS_STEP_STEADY);
+  /* two runs of 4 and 8 micro-batches cost less than one of e's */
+  assert_true(b.sim.events_processed < e.sim.events_processed);
+  ts_step_result_free(&b);
+  ts_step_result_free(&e);
+  ts_route_state_free(st);
+  ts_mapping_free(m);
+  ts_workload_free(w);
+  ts_topo_free(t);
+  return fabs(err) * 1e6;
+}
+
+/* zero2_cp (above) at 32 micro-batches: DP x CP rings over 4:1 leaves'
+ * spines, gradients every micro-batch (ZeRO 2), pp 2. */
+static const char *zero2_cp_long =
+    "topsim: 1\nname: zero2long\n"
+    "model: {layers: 4, hidden: 2048, heads: 16, seq_len: 4096, vocab: 128}\n"
+    "training: {global_batch: 8192, micro_batch: 4, schedule: 1f1b,\n"
+    "           zero_stage: 2, dp_bucket_size: 8MB}\n"
+    "parallelism: {tp: 4, cp: 2, pp: 2, dp: 64, order: tp-cp-dp-pp}\n";
+
+static void steady_oversubscribed(void **state) {
+  (void)state;
+  steady_case(zero2_cp_long, "topologies/cluster-2tier-4to1.yaml", NULL);
+}
+
+static void steady_failed_spine(void **state) {
+  (void)state;
+  steady_case(zero2_cp_long, "topologies/cluster-2tier-4to1.yaml",
+              "compute/spine-g0-0");
+}
+
+static void steady_shared_spines(void **state) {
+  (void)state;
+  static const char *y =
+      "topsim: 1\nname: zero2su\n"
+      "model: {layers: 4, hidden: 2048, heads: 16, seq_len: 4096, vocab: 128}\n"
+      "training: {global_batch: 1280, micro_batch: 4, schedule: 1f1b,\n"
+      "           zero_stage: 2, dp_bucket_size: 8MB}\n"
+      "parallelism: {tp: 4, cp: 2, pp: 2, dp: 10, order: tp-cp-pp-dp}\n";
+  steady_case(y, "topologies/superpod-a100-1su.yaml", NULL);
+}
+
+/* pp 1: runs of 4 and 8 micro-batches, 24 in the step. */
+static void steady_skewed_moe(void **state) {
+  (void)state;
+  static const char *y =
+      "topsim: 1\nname: moe\n"
+      "model: {layers: 4, hidden: 1024, heads: 8, seq_len: 4096, vocab: 128,\n"
+      "        experts: 8, top_k: 2, expert_ffn_hidden: 1024,\n"
+      "        routing_skew: 1.0}\n"
+      "training: {global_batch: 768, micro_batch: 4, schedule: 1f1b,\n"
+      "           zero_stage: 2, dp_bucket_size: 2MB}\n"
+      "parallelism: {tp: 4, pp: 1, dp: 8, ep: 4, gpus: 32}\n";
+  steady_case(y, "topologies/superpod-a100-1su.yaml", NULL);
+}
+
+/* Where nothing contends (TP in the host, PP across hosts, no DP) the
+ * step is exactly affine in M, and the shortcut gives --exact's step and
+ * every rank's finish to the picosecond, at a fraction of the events; a
+ * step of fewer than 12 pp micro-batches runs whole. */
+static void steady_exact_uncontended(void **state) {
+  (void)state;
+  static const char *y =
+      "topsim: 1\nname: pipe\n"
+      "model: {layers: 8, hidden: 2048, heads: 16, seq_len: 2048, vocab: 128}\n"
+      "training: {global_batch: 48, micro_batch: 1, schedule: 1f1b}\n"
+      "parallelism: {tp: 8, pp: 4, dp: 1, gpus: 32}\n";
+  ts_topo *t = tu_load("topologies/superpod-a100-1su.yaml");
+  ts_workload *w = load_work(y);
+  ts_mapping *m = map_work(w, t);
+  ts_step_result e, b;
+  step(w, t, m, NULL, 1, &e);
+  bounded_fast = TS_STEP_STEADY;
+  step(w, t, m, NULL, 0, &b);
+  assert_int_equal(b.steady_from[0], 8);
+  assert_int_equal(b.steady_from[1], 16);
+  assert_int_equal(b.step_time, e.step_time);
+  for (uint32_t r = 0; r < e.ranks; r++)
+    assert_int_equal(b.rank_finish[r], e.rank_finish[r]);
+  assert_memory_equal(&b.critical, &e.critical, sizeof e.critical);
+  assert_true(b.sim.events_processed < e.sim.events_processed);
+  ts_step_result_free(&b);
+  ts_workload_override(w, "global_batch", "44", NULL); /* 11 pp: whole */
+  step(w, t, m, NULL, 0, &b);
+  bounded_fast = 0;
+  assert_int_equal(b.steady_from[0], 0);
+  assert_int_equal(b.microbatches, 44);
+  ts_step_result_free(&b);
+  ts_step_result_free(&e);
+  ts_mapping_free(m);
+  ts_workload_free(w);
+  ts_topo_free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(oversubscribed),
@@ -882,6 +1004,11 @@ int main(void) {
       cmocka_unit_test(bounded_failed_spine),
       cmocka_unit_test(bounded_shared_spines),
       cmocka_unit_test(bounded_skewed_moe),
+      cmocka_unit_test(steady_oversubscribed),
+      cmocka_unit_test(steady_failed_spine),
+      cmocka_unit_test(steady_shared_spines),
+      cmocka_unit_test(steady_skewed_moe),
+      cmocka_unit_test(steady_exact_uncontended),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

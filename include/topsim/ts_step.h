@@ -71,7 +71,11 @@ enum {
   TS_STEP_BESIDE = 1u << 2,        /* TP / CP instances inside one host
                                       replayed beside active flows that
                                       keep their rates */
-  TS_STEP_BOUNDED_ALL = TS_STEP_BATCH | TS_STEP_COMPACT_SMALL | TS_STEP_BESIDE,
+  TS_STEP_STEADY = 1u << 3,        /* a step of many micro-batches: its
+                                      steady phase extrapolated from two
+                                      runs of fewer (exec_step_steady.c) */
+  TS_STEP_BOUNDED_ALL = TS_STEP_BATCH | TS_STEP_COMPACT_SMALL |
+                        TS_STEP_BESIDE | TS_STEP_STEADY,
   /* on by default (unless opts.exact): within 1% of the full simulation
    * on every case measured (docs/performance.md) */
   TS_STEP_BOUNDED_DEFAULT = TS_STEP_BATCH
@@ -96,8 +100,8 @@ typedef struct ts_step_opts {
                             shortcuts below, which are not exact) */
   unsigned bounded;      /* the shortcuts that are not exact, one bit
                             each (TS_STEP_BATCH, TS_STEP_COMPACT_SMALL,
-                            TS_STEP_BESIDE; docs/model.md "Bounded
-                            shortcuts"); ignored with exact. Default
+                            TS_STEP_BESIDE, TS_STEP_STEADY; docs/model.md
+                            "Bounded shortcuts"); ignored with exact. Default
                             TS_STEP_BOUNDED_DEFAULT; --bounded sets
                             TS_STEP_BOUNDED_ALL */
   uint32_t compact_min;  /* groups of at least this size run the compact
@@ -193,6 +197,10 @@ typedef struct ts_step_result {
   uint32_t attempts;          /* runs of the step, void ones included: a
                                  quiet replay crossed or a fold refused
                                  mid-run (exec_step_run.c); 1 usually */
+  uint32_t steady_from[2];    /* TS_STEP_STEADY: the micro-batch counts of
+                                 the two runs extrapolated from ({0, 0}:
+                                 the step ran whole); the counters above
+                                 and net, sim are the two runs' sums */
   uint32_t ranks_simulated;   /* ranks run on the engine: ranks, or one per
                                  TP group when folded (exec_step_fold.c) */
   char fold[256];             /* folding: "on: ...", "off: ..." or

@@ -83,6 +83,12 @@ typedef struct ts_step_progs {
 int ts_step_compile(const ts_workload *w, const ts_topo *t,
                     const ts_mapping *m, ts_step_progs *out, ts_diag *d);
 
+/* ts_step_compile as if the global batch held `microbatches` micro-batches
+ * per pipeline (0: the workload's own); everything else as in w. */
+int ts_step_compile_mb(const ts_workload *w, const ts_topo *t,
+                       const ts_mapping *m, uint32_t microbatches,
+                       ts_step_progs *out, ts_diag *d);
+
 /* Program rank r runs (r < out->ranks of the mapping it was compiled
  * for). */
 const ts_step_prog *ts_step_progs_rank(const ts_step_progs *p,

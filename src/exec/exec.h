@@ -13,7 +13,8 @@
  * exec_step_coll.c  communicators and cached plans of a step.
  * exec_step_trace.c trace slices and link utilization samples.
  * exec_step_fast.c  replays collectives of groups that own their links.
- * exec_step_fold.c  simulates one rank per TP group when that is exact. */
+ * exec_step_fold.c  simulates one rank per TP group when that is exact.
+ * exec_step_steady.c a long step's steady phase from two shorter runs. */
 #ifndef TOPSIM_EXEC_H
 #define TOPSIM_EXEC_H
 
@@ -397,5 +398,42 @@ void exec_trace_sample(exec_trace *T, const ts_net *net, ts_time_ps now);
 /* Moves slices into r and turns samples of r->top links into counters. */
 int exec_trace_finish(exec_trace *T, ts_step_result *r);
 void exec_trace_free(exec_trace *T);
+
+/* ---- step: runs and results (exec_step_run.c) ---- */
+
+/* Bytes and busy time of one link direction over a step. */
+typedef struct exec_dir_stat {
+  uint64_t bytes;
+  ts_time_ps busy;
+} exec_dir_stat;
+
+/* What a run is asked beyond ts_step_run's arguments. */
+typedef struct exec_step_req {
+  uint32_t microbatches; /* compile with this many (0: the workload's) */
+  exec_dir_stat *dirs;   /* NULL, or [2 * links]: filled at the end */
+} exec_step_req;
+
+/* ts_step_run without the steady-phase shortcut; req may be NULL. */
+int exec_step_full(const ts_workload *w, const ts_topo *t, const ts_mapping *m,
+                   const ts_step_opts *o, const exec_step_req *req,
+                   ts_step_result *out, ts_diag *d);
+/* Sets r's rates (tokens/s, FLOP/s, MFU, HFU) from its step time and P's
+ * facts, and its ranks and micro-batches. */
+void exec_step_rates(ts_step_result *r, const ts_step_progs *P,
+                     uint32_t nranks, uint32_t microbatches);
+/* Adds direction dir to r's busiest links if it is among the busiest. */
+void exec_top_add(ts_step_result *r, uint32_t dir, uint64_t bytes,
+                  ts_time_ps busy);
+/* Sets the utilization of r's busiest links from its step time. */
+void exec_top_finish(ts_step_result *r);
+
+/* ---- step: the steady phase extrapolated (exec_step_steady.c) ---- */
+
+/* With TS_STEP_STEADY and a step long enough, runs it at two shorter
+ * micro-batch counts and extrapolates; returns 1 with *rc set, or 0 when
+ * the shortcut does not apply (the caller runs the full step). */
+int exec_steady_run(const ts_workload *w, const ts_topo *t, const ts_mapping *m,
+                    const ts_step_opts *o, ts_step_result *out, ts_diag *d,
+                    int *rc);
 
 #endif

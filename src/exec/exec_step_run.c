@@ -119,6 +119,7 @@ typedef struct step_state {
   ts_time_ps **rest;             /* with opts.horizon: [program][pc] the
                                     compute left from pc to the end */
   ts_diag *d;
+  const exec_step_req *req;      /* microbatches, per-direction totals */
 } step_state;
 
 static void rank_run(step_state *S, uint32_t r);
@@ -992,22 +993,33 @@ static bool busier(const ts_step_link *a, const ts_step_link *b) {
   return a->dir < b->dir;
 }
 
+void exec_top_add(ts_step_result *r, uint32_t dir, uint64_t bytes,
+                  ts_time_ps busy) {
+  ts_step_link l = {dir, bytes, busy, 0};
+  if (r->ntop == TS_STEP_TOP_LINKS && !busier(&l, &r->top[r->ntop - 1]))
+    return;
+  uint32_t i = r->ntop < TS_STEP_TOP_LINKS ? r->ntop++ : r->ntop - 1;
+  for (; i > 0 && busier(&l, &r->top[i - 1]); i--) r->top[i] = r->top[i - 1];
+  r->top[i] = l;
+}
+
+void exec_top_finish(ts_step_result *r) {
+  for (uint32_t i = 0; i < r->ntop && r->step_time; i++)
+    r->top[i].utilization = (double)r->top[i].busy / (double)r->step_time;
+}
+
 static void top_links(step_state *S) {
   ts_step_result *r = S->res;
   uint32_t nd = 2 * ts_topo_link_count(S->t);
+  exec_dir_stat *out = S->req ? S->req->dirs : NULL;
   for (uint32_t d = 0; d < nd; d++) {
     ts_net_dir_stats st;
     if (ts_net_dir_stats_get(S->net, d, &st) || (!st.busy_ps && !st.bytes))
       continue;
-    ts_step_link l = {d, st.bytes, st.busy_ps, 0};
-    if (r->ntop == TS_STEP_TOP_LINKS && !busier(&l, &r->top[r->ntop - 1]))
-      continue;
-    uint32_t i = r->ntop < TS_STEP_TOP_LINKS ? r->ntop++ : r->ntop - 1;
-    for (; i > 0 && busier(&l, &r->top[i - 1]); i--) r->top[i] = r->top[i - 1];
-    r->top[i] = l;
+    if (out) out[d] = (exec_dir_stat){st.bytes, st.busy_ps};
+    exec_top_add(r, d, st.bytes, st.busy_ps);
   }
-  for (uint32_t i = 0; i < r->ntop && r->step_time; i++)
-    r->top[i].utilization = (double)r->top[i].busy / (double)r->step_time;
+  exec_top_finish(r);
 }
 
 static void breakdowns(step_state *S) {
@@ -1041,20 +1053,19 @@ static void breakdowns(step_state *S) {
   }
 }
 
-static void rates(step_state *S) {
-  ts_step_result *r = S->res;
-  const ts_step_progs *P = &S->sp;
+void exec_step_rates(ts_step_result *r, const ts_step_progs *P,
+                     uint32_t nranks, uint32_t microbatches) {
   double s = ts_ps_to_s(r->step_time);
-  r->ranks = S->nranks;
-  r->microbatches = S->mb;
+  r->ranks = nranks;
+  r->microbatches = microbatches;
   r->tokens_per_step = P->tokens_per_step;
   r->model_flops = P->model_flops;
   r->peak_flops = P->peak_flops;
-  if (s <= 0 || !S->nranks) return;
+  if (s <= 0 || !nranks) return;
   r->tokens_per_s = r->tokens_per_step / s;
-  r->flops_per_gpu = r->model_flops / s / S->nranks;
+  r->flops_per_gpu = r->model_flops / s / nranks;
   r->mfu = r->peak_flops > 0 ? r->flops_per_gpu / r->peak_flops : 0;
-  r->hw_flops_per_gpu = P->hw_flops / s / S->nranks;
+  r->hw_flops_per_gpu = P->hw_flops / s / nranks;
   r->hfu = r->peak_flops > 0 ? r->hw_flops_per_gpu / r->peak_flops : 0;
 }
 
@@ -1146,7 +1157,7 @@ static int run(step_state *S) {
 static int results(step_state *S) {
   unfold(S);
   breakdowns(S);
-  rates(S);
+  exec_step_rates(S->res, &S->sp, S->nranks, S->mb);
   top_links(S);
   ts_step_result *r = S->res;
   ts_net_stats_get(S->net, &r->net);
@@ -1259,18 +1270,19 @@ static int quiet_init(step_state *S, int off) {
  * too many of them), or TRY_SKIP with the crossed instances added to qs:
  * nothing of a void attempt is kept. */
 static int step_once(const ts_workload *w, const ts_topo *t,
-                     const ts_mapping *m, const ts_step_opts *o, unsigned tries,
+                     const ts_mapping *m, const ts_step_opts *o,
+                     const exec_step_req *req, unsigned tries,
                      quiet_skip *qs, ts_step_result *out, ts_diag *d,
                      unsigned *retry, char *why, size_t nwhy) {
   memset(out, 0, sizeof *out);
   step_state S;
   memset(&S, 0, sizeof S);
-  S.t = t, S.m = m, S.o = o, S.res = out, S.d = d;
+  S.t = t, S.m = m, S.o = o, S.res = out, S.d = d, S.req = req;
   S.nofold = (tries & TRY_NOFOLD) != 0;
   S.nodp = (tries & TRY_NODP) != 0;
   S.skip = qs->k;
   S.nskip = qs->n;
-  int rc = ts_step_compile(w, t, m, &S.sp, d);
+  int rc = ts_step_compile_mb(w, t, m, req ? req->microbatches : 0, &S.sp, d);
   if (rc) return rc;
   S.v = S.sp.chunks;
   S.mb = S.sp.microbatches;
@@ -1316,6 +1328,14 @@ int ts_step_run(const ts_workload *w, const ts_topo *t, const ts_mapping *m,
     ts_step_opts_default(&def);
     o = &def;
   }
+  int rc;
+  if (exec_steady_run(w, t, m, o, out, d, &rc)) return rc;
+  return exec_step_full(w, t, m, o, NULL, out, d);
+}
+
+int exec_step_full(const ts_workload *w, const ts_topo *t, const ts_mapping *m,
+                   const ts_step_opts *o, const exec_step_req *req,
+                   ts_step_result *out, ts_diag *d) {
   /* A void attempt turns its shortcut off, or (quiet replays crossed) runs
    * the crossed instances live in the next attempt, QUIET_ATTEMPTS at most;
    * the fold's first reason is the one reported (a rerun without folding
@@ -1323,12 +1343,14 @@ int ts_step_run(const ts_workload *w, const ts_topo *t, const ts_mapping *m,
   unsigned tries = 0, retry = 0, skips = 0, attempts = 1;
   quiet_skip qs = {NULL, 0, 0};
   char why[sizeof out->fold], why2[sizeof out->fold];
-  int rc = step_once(w, t, m, o, tries, &qs, out, d, &retry, why, sizeof why);
+  int rc = step_once(w, t, m, o, req, tries, &qs, out, d, &retry, why,
+                     sizeof why);
   while (retry && !(tries & retry)) {
     if (retry == TRY_SKIP && ++skips == QUIET_ATTEMPTS) retry = TRY_NOQUIET;
     if (retry != TRY_SKIP) tries |= retry;
     if (d) memset(d, 0, sizeof *d);
-    rc = step_once(w, t, m, o, tries, &qs, out, d, &retry, why2, sizeof why2);
+    rc = step_once(w, t, m, o, req, tries, &qs, out, d, &retry, why2,
+                   sizeof why2);
     if (!(tries & TRY_NOFOLD)) memcpy(why, why2, sizeof why);
     attempts++;
   }

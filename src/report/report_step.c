@@ -53,6 +53,10 @@ static void text_header(const ts_step_result *r, const ts_workload *w,
           ts_workload_parallel(w, TS_GROUP_EP), r->microbatches);
   text_recipe(w, o);
   fprintf(o, "step time     %.6f s\n", ts_ps_to_s(r->step_time));
+  if (r->steady_from[0])
+    fprintf(o, "              (steady phase extrapolated from runs of %u and "
+            "%u micro-batches: --bounded=steady)\n", r->steady_from[0],
+            r->steady_from[1]);
   fprintf(o, "tokens/s      %.0f (%.0f tokens per step)\n", r->tokens_per_s,
           r->tokens_per_step);
   fprintf(o, "model FLOP/s  %.1f TFLOP/s per GPU, MFU %.1f%% of %.0f TFLOP/s\n",
@@ -185,6 +189,11 @@ static json_t *counters_json(const ts_step_result *r) {
   json_object_set_new(o, "isolated_runs", json_integer((json_int_t)r->memo_runs));
   json_object_set_new(o, "isolated_shared", json_integer((json_int_t)r->memo_shared));
   json_object_set_new(o, "fold", json_string(r->fold));
+  json_t *st = json_null();
+  if (r->steady_from[0])
+    st = json_pack("[II]", (json_int_t)r->steady_from[0],
+                   (json_int_t)r->steady_from[1]);
+  json_object_set_new(o, "steady_from", st);
   return o;
 }
 

@@ -97,6 +97,17 @@ int ts_step_compile(const ts_workload *w, const ts_topo *t,
   return rc;
 }
 
+int ts_step_compile_mb(const ts_workload *w, const ts_topo *t,
+                       const ts_mapping *m, uint32_t microbatches,
+                       ts_step_progs *out, ts_diag *d) {
+  uint64_t gb = (uint64_t)microbatches * w->cfg.micro_batch * w->cfg.dp;
+  if (!microbatches || gb > UINT32_MAX) return ts_step_compile(w, t, m, out, d);
+  /* a shallow copy: its strings stay w's, read only */
+  struct ts_workload w2 = *w;
+  w2.cfg.global_batch = (uint32_t)gb;
+  return ts_step_compile(&w2, t, m, out, d);
+}
+
 void ts_step_progs_free(ts_step_progs *p) {
   if (!p) return;
   for (uint32_t i = 0; p->prog && i < p->nprogs; i++) step_prog_free(&p->prog[i]);
