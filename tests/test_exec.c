@@ -772,46 +772,62 @@ static void quiet_cp_exact(void **state) {
   assert_int_equal(fold_sim, 256);
   assert_true(n > 0);
   assert_true(dp > 0);
-  /* a DP x CP gradient ring was replayed and crossed (its NVLink hops
-   * carry TP traffic): that attempt stopped at once and the next ran
-   * every data-parallel instance live */
-  assert_int_equal(dp_replays, 0);
-  assert_int_equal(eq_attempts, 2);
+  assert_int_equal(dp_replays, 0); /* PP 2: none tried (dp_early) */
 }
 
 /* Quiet-window replays of data-parallel instances (exec_step_run.c
- * dp_kind): ZeRO 3 with CP 4, TP 1, so each layer's weight all-gathers
- * and gradient reduce-scatters run over DP x CP = 64 ranks on 256 A100
- * behind the 4:1 leaves, beside CP rings and PP 4's sends over the same
- * uplinks and spines (order tp-cp-dp-pp puts the stages in different
- * SUs). Instances that start with their links quiet are replayed from
- * their isolated runs; a send or ring crossing one voids the attempt (the
- * next runs those live). The step must equal --exact, with and without a
- * failed spine, with data-parallel replays made in the first attempt (a
- * replay started beside active flows is crossed here, and the rerun
- * replays none). With the bounded shortcuts off: the default's batches
- * are not exact. */
+ * dp_kind), exact shortcuts only (the default's batches are not exact).
+ * (a) ZeRO 3 with CP 4, TP 1, PP 1 on 256 A100 behind the 4:1 leaves:
+ * each layer's weight all-gathers and gradient reduce-scatters run over
+ * DP x CP = 256 ranks, their rings crowding the 8 uplinks per leaf, with
+ * and without a failed spine. (b) A skewed MoE (Zipf 1.0) with ZeRO 3,
+ * TP 4 and EP 4 across hosts: the weight rings of the DP and expert
+ * groups run between the TP all-reduces and all-to-alls that share their
+ * NVLinks and NICs (and run live). (c) With PP 2, the pipeline's sends
+ * cross the rings' NICs all step long: no data-parallel replay is tried
+ * (dp_early). Every step must equal --exact; a replay of the wrong length
+ * (its isolated run's duration x 0.99) fails (a), to the picosecond. */
 static const char *zero3_cp =
     "topsim: 1\nname: zero3\n"
     "model: {layers: 4, hidden: 2048, heads: 16, seq_len: 4096, vocab: 128}\n"
     "training: {global_batch: 256, micro_batch: 4, schedule: 1f1b,\n"
     "           zero_stage: 3, dp_bucket_size: 8MB}\n"
-    "parallelism: {tp: 1, cp: 4, pp: 4, dp: 16, order: tp-cp-dp-pp,\n"
+    "parallelism: {tp: 1, cp: 4, pp: 1, dp: 64, order: tp-dp-cp-pp,\n"
     "              gpus: 256}\n";
 
 static void quiet_dp_exact(void **state) {
   (void)state;
   static const char *fails[] = {NULL, "compute/spine-g0-0"};
+  ts_time_ps dp;
   for (int i = 0; i < 2; i++) {
-    ts_time_ps dp;
     uint64_t n = equivalent(zero3_cp, "topologies/cluster-2tier-4to1.yaml",
                             fails[i], &dp);
-    assert_true(n > 0);
     assert_true(dp_replays > 0);
-    assert_true(dp_replays < n);
+    assert_true(dp_replays < n); /* CP instances replay too */
     assert_int_equal(eq_attempts, 1);
-    assert_true(dp > 0); /* the exact step waits on DP */
   }
+  static const char *moe =
+      "topsim: 1\nname: moe\n"
+      "model: {layers: 4, hidden: 1024, heads: 8, seq_len: 4096, vocab: 128,\n"
+      "        experts: 8, top_k: 2, expert_ffn_hidden: 1024,\n"
+      "        routing_skew: 1.0}\n"
+      "training: {global_batch: 64, micro_batch: 4, schedule: 1f1b,\n"
+      "           zero_stage: 3, dp_bucket_size: 2MB}\n"
+      "parallelism: {tp: 4, pp: 1, dp: 8, ep: 4, gpus: 32}\n";
+  uint64_t n = equivalent(moe, "topologies/superpod-a100-1su.yaml", NULL, &dp);
+  assert_true(dp_replays > 0 && dp_replays < n);
+  assert_true(dp > 0); /* the exact step waits on DP */
+  static const char *pp2 =
+      "topsim: 1\nname: zero3pp\n"
+      "model: {layers: 4, hidden: 2048, heads: 16, seq_len: 4096, vocab: 128}\n"
+      "training: {global_batch: 256, micro_batch: 4, schedule: 1f1b,\n"
+      "           zero_stage: 3, dp_bucket_size: 8MB}\n"
+      "parallelism: {tp: 1, cp: 4, pp: 2, dp: 32, order: tp-cp-dp-pp,\n"
+      "              gpus: 256}\n";
+  n = equivalent(pp2, "topologies/cluster-2tier-4to1.yaml", NULL, &dp);
+  assert_true(n > 0);
+  assert_int_equal(dp_replays, 0);
+  assert_int_equal(eq_attempts, 1);
 }
 
 /* Here TP and CP instances also run beside the gradient rings' NVLink

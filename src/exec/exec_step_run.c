@@ -1239,10 +1239,36 @@ static int skip_add(quiet_skip *q, const ts_exec *x) {
 
 /* Quiet-window replays (above) for TP groups that are not replayed
  * outright, when the fast path is on with the flow model. 0 or TS_ENOMEM. */
+/* Whether data-parallel quiet replays may pay: no pipeline (its sends
+ * cross the rings' NIC directions throughout the step: on every GPT-3
+ * 175B mapping with PP > 1 measured, an attempt saw one crossed and the
+ * step ended with none replayed), and every program issues its first
+ * data-parallel collective within the first half of its compute (ZeRO
+ * 2 / 3, FSDP: per micro-batch). A crossed one costs the attempt up to
+ * the crossing (it stops there), so where the stream only runs at the
+ * step's end (ZeRO 0 / 1 gradient buckets, the optimizer's gathers) a
+ * crossing would cost nearly a whole step, for few instances saved.
+ * Cost: O(instructions). */
+static bool dp_early(const step_state *S) {
+  if (ts_mapping_group_size(S->m, TS_GROUP_PP) > 1) return false;
+  for (uint32_t i = 0; i < S->sp.nprogs; i++) {
+    const ts_step_prog *p = &S->sp.prog[i];
+    ts_time_ps t = 0;
+    uint32_t k = 0;
+    while (k < p->n && !(p->ins[k].op == TS_SI_COLL && dp_kind(p->ins[k].group))) {
+      if (p->ins[k].op == TS_SI_COMP) t += (ts_time_ps)p->ins[k].val;
+      k++;
+    }
+    if (k < p->n && t > p->compute / 2) return false;
+  }
+  return true;
+}
+
 static int quiet_init(step_state *S, int off) {
   const ts_step_opts *o = S->o;
   if (off || !S->fast.on || o->net.fidelity != TS_NET_FLOW || o->net.full_solve)
     return 0;
+  if (!S->nodp && !dp_early(S)) S->nodp = 1;
   for (uint32_t g = 0; g < TS_GROUP_COUNT; g++) {
     if (g == TS_GROUP_PP || (dp_kind(g) && S->nodp) ||
         ts_mapping_group_size(S->m, (ts_group)g) < 2)
