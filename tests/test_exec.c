@@ -846,47 +846,51 @@ static void bounded_failed_spine(void **state) {
 }
 
 /* One SuperPOD SU (20 DGX A100 under shared spines), DP outermost. */
-static void bounded_shared_spines(void **state) {
-  (void)state;
-  static const char *y =
-      "topsim: 1\nname: zero2su\n"
+static const char *zero2_su =
+    "topsim: 1\nname: zero2su\n"
       "model: {layers: 4, hidden: 2048, heads: 16, seq_len: 4096, vocab: 128}\n"
       "training: {global_batch: 160, micro_batch: 4, schedule: 1f1b,\n"
       "           zero_stage: 2, dp_bucket_size: 8MB}\n"
       "parallelism: {tp: 4, cp: 2, pp: 2, dp: 10, order: tp-cp-pp-dp}\n";
-  bounded_case(y, "topologies/superpod-a100-1su.yaml", NULL);
+
+static void bounded_shared_spines(void **state) {
+  (void)state;
+  bounded_case(zero2_su, "topologies/superpod-a100-1su.yaml", NULL);
   assert_true(beside_last > 0);
 }
 
 /* Skewed MoE (Zipf 1.0), EP 4 across hosts, ZeRO 2 gradients in buckets
  * over DP and the experts' own groups. */
-static void bounded_skewed_moe(void **state) {
-  (void)state;
-  static const char *y =
-      "topsim: 1\nname: moe\n"
+static const char *moe_skewed =
+    "topsim: 1\nname: moe\n"
       "model: {layers: 4, hidden: 1024, heads: 8, seq_len: 4096, vocab: 128,\n"
       "        experts: 8, top_k: 2, expert_ffn_hidden: 1024,\n"
       "        routing_skew: 1.0}\n"
       "training: {global_batch: 64, micro_batch: 4, schedule: 1f1b,\n"
       "           zero_stage: 2, dp_bucket_size: 2MB}\n"
       "parallelism: {tp: 4, pp: 1, dp: 8, ep: 4, gpus: 32}\n";
-  bounded_case(y, "topologies/superpod-a100-1su.yaml", NULL);
+
+static void bounded_skewed_moe(void **state) {
+  (void)state;
+  bounded_case(moe_skewed, "topologies/superpod-a100-1su.yaml", NULL);
 }
 
 /* ---- steady phase extrapolated (exec_step_steady.c) ----
  * A step of M >= 12 pp micro-batches is run at 2 pp and 4 pp and
  * extrapolated on the line through them. */
 
-/* The steady step (the default set plus TS_STEP_STEADY) of yaml on topo
- * (link fail_name down) against --exact: the shortcut ran at 4 and 8
- * micro-batches (pp 2, or 4 and 8 at pp 1), within 1% (bounded_check: the
- * critical breakdown too, and bytes per rank equal: they are affine in M,
- * so the line gives them exactly), the rates at the full batch. Returns
- * the relative error in parts per million. */
-static double steady_case(const char *yaml, const char *topo,
+/* The steady step (the default set plus TS_STEP_STEADY) of yaml at
+ * global batch gb (32 micro-batches for zero2_cp and zero2_su at pp 2, 24
+ * for moe_skewed at pp 1) on topo (link fail_name down) against --exact:
+ * the shortcut ran at 4 and 8 micro-batches, within 1% (bounded_check:
+ * the critical breakdown too, and bytes per rank equal: they are affine
+ * in M, so the line gives them exactly), the rates at the full batch.
+ * Returns the relative error in parts per million. */
+static double steady_case(const char *yaml, const char *gb, const char *topo,
                           const char *fail_name) {
   ts_topo *t = tu_load(topo);
   ts_workload *w = load_work(yaml);
+  assert_int_equal(ts_workload_override(w, "global_batch", gb, NULL), 0);
   ts_mapping *m = map_work(w, t);
   ts_route_state *st = faulted_state(t, fail_name, NULL);
   ts_step_result e, b;
@@ -912,49 +916,26 @@ static double steady_case(const char *yaml, const char *topo,
   return fabs(err) * 1e6;
 }
 
-/* zero2_cp (above) at 32 micro-batches: DP x CP rings over 4:1 leaves'
- * spines, gradients every micro-batch (ZeRO 2), pp 2. */
-static const char *zero2_cp_long =
-    "topsim: 1\nname: zero2long\n"
-    "model: {layers: 4, hidden: 2048, heads: 16, seq_len: 4096, vocab: 128}\n"
-    "training: {global_batch: 8192, micro_batch: 4, schedule: 1f1b,\n"
-    "           zero_stage: 2, dp_bucket_size: 8MB}\n"
-    "parallelism: {tp: 4, cp: 2, pp: 2, dp: 64, order: tp-cp-dp-pp}\n";
-
 static void steady_oversubscribed(void **state) {
   (void)state;
-  steady_case(zero2_cp_long, "topologies/cluster-2tier-4to1.yaml", NULL);
+  steady_case(zero2_cp, "8192", "topologies/cluster-2tier-4to1.yaml", NULL);
 }
 
 static void steady_failed_spine(void **state) {
   (void)state;
-  steady_case(zero2_cp_long, "topologies/cluster-2tier-4to1.yaml",
+  steady_case(zero2_cp, "8192", "topologies/cluster-2tier-4to1.yaml",
               "compute/spine-g0-0");
 }
 
 static void steady_shared_spines(void **state) {
   (void)state;
-  static const char *y =
-      "topsim: 1\nname: zero2su\n"
-      "model: {layers: 4, hidden: 2048, heads: 16, seq_len: 4096, vocab: 128}\n"
-      "training: {global_batch: 1280, micro_batch: 4, schedule: 1f1b,\n"
-      "           zero_stage: 2, dp_bucket_size: 8MB}\n"
-      "parallelism: {tp: 4, cp: 2, pp: 2, dp: 10, order: tp-cp-pp-dp}\n";
-  steady_case(y, "topologies/superpod-a100-1su.yaml", NULL);
+  steady_case(zero2_su, "1280", "topologies/superpod-a100-1su.yaml", NULL);
 }
 
 /* pp 1: runs of 4 and 8 micro-batches, 24 in the step. */
 static void steady_skewed_moe(void **state) {
   (void)state;
-  static const char *y =
-      "topsim: 1\nname: moe\n"
-      "model: {layers: 4, hidden: 1024, heads: 8, seq_len: 4096, vocab: 128,\n"
-      "        experts: 8, top_k: 2, expert_ffn_hidden: 1024,\n"
-      "        routing_skew: 1.0}\n"
-      "training: {global_batch: 768, micro_batch: 4, schedule: 1f1b,\n"
-      "           zero_stage: 2, dp_bucket_size: 2MB}\n"
-      "parallelism: {tp: 4, pp: 1, dp: 8, ep: 4, gpus: 32}\n";
-  steady_case(y, "topologies/superpod-a100-1su.yaml", NULL);
+  steady_case(moe_skewed, "768", "topologies/superpod-a100-1su.yaml", NULL);
 }
 
 /* Where nothing contends (TP in the host, PP across hosts, no DP) the
