@@ -1237,8 +1237,6 @@ static int skip_add(quiet_skip *q, const ts_exec *x) {
   return 0;
 }
 
-/* Quiet-window replays (above) for TP groups that are not replayed
- * outright, when the fast path is on with the flow model. 0 or TS_ENOMEM. */
 /* Whether data-parallel quiet replays may pay: no pipeline (its sends
  * cross the rings' NIC directions throughout the step: on every GPT-3
  * 175B mapping with PP > 1 measured, an attempt saw one crossed and the
@@ -1255,15 +1253,19 @@ static bool dp_early(const step_state *S) {
     const ts_step_prog *p = &S->sp.prog[i];
     ts_time_ps t = 0;
     uint32_t k = 0;
-    while (k < p->n && !(p->ins[k].op == TS_SI_COLL && dp_kind(p->ins[k].group))) {
-      if (p->ins[k].op == TS_SI_COMP) t += (ts_time_ps)p->ins[k].val;
-      k++;
+    for (; k < p->n; k++) {
+      const ts_step_ins *in = &p->ins[k];
+      if (in->op == TS_SI_COLL && dp_kind(in->group)) break;
+      if (in->op == TS_SI_COMP) t += (ts_time_ps)in->val;
     }
     if (k < p->n && t > p->compute / 2) return false;
   }
   return true;
 }
 
+/* Quiet-window replays (above) for the groups that are not replayed
+ * outright (quiet_kind), when the fast path is on with the flow model.
+ * 0 or TS_ENOMEM. */
 static int quiet_init(step_state *S, int off) {
   const ts_step_opts *o = S->o;
   if (off || !S->fast.on || o->net.fidelity != TS_NET_FLOW || o->net.full_solve)

@@ -9,9 +9,10 @@
  * v(M) = v(M2) + (M - M2) (v(M2) - v(M1)) / (M2 - M1). Runs at M1 and
  * M2 = 2 M1 micro-batches (multiples of pp past the warm-up, short_run)
  * give the slope; the shortcut applies only when they cost at most half
- * the full run (M >= 3 M2). Not exact: contention can make later periods differ from
- * early ones; tests/test_exec.c holds it within 1% of the full simulation
- * on contended cases, docs/performance.md gives the errors measured. */
+ * the full run (M >= 3 M2). Not exact: contention can make later
+ * periods differ from early ones; tests/test_exec.c holds it within 1% of
+ * the full simulation on contended cases, docs/performance.md gives the
+ * errors measured. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,7 +114,8 @@ static void ranks_at(const steady_plan *p, const ts_step_result *a,
     r->bytes_critical[k] =
         r->rank_bytes[(size_t)r->critical_rank * TS_DIM_COUNT + k];
     r->bytes_mean[k] = line(p, a->bytes_mean[k], r->bytes_mean[k]);
-    r->cross_node_mean[k] = line(p, a->cross_node_mean[k], r->cross_node_mean[k]);
+    r->cross_node_mean[k] =
+        line(p, a->cross_node_mean[k], r->cross_node_mean[k]);
   }
 }
 
