@@ -67,7 +67,8 @@ static int plan_of(const ts_workload *w, const ts_step_opts *o,
   return 1;
 }
 
-/* v at p->m on the line through (m1, a) and (m2, b), rounded, >= 0. */
+/* v at p->m on the line through (m1, a) and (m2, b), >= 0 (line_u rounds
+ * it for integer counts). */
 static double line(const steady_plan *p, double a, double b) {
   double v = b + (b - a) * (double)(p->m - p->m2) / (double)(p->m2 - p->m1);
   return v > 0 ? v : 0;
