@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # cli_bounded.sh BIN SRCDIR [SANITIZED] - the shortcuts that are not exact
 # (docs/model.md "Bounded shortcuts"): batches of back-to-back gradient
-# buckets are on by default; TP / CP replays beside active flows and
-# compact rings of 2-7 ranks on one host only with --bounded (all of them)
-# or --bounded=LIST. On the bundled 4:1 fabric (1,024 A100, DP x CP rings
+# buckets and crossed replays that stand are on by default; TP / CP
+# replays beside active flows and compact rings of 2-7 ranks on one host
+# only with --bounded (all of them) or --bounded=LIST. On the bundled 4:1 fabric (1,024 A100, DP x CP rings
 # over the oversubscribed leaves; TP and CP instances replayed beside the
 # flows on their NVLinks) the default and --bounded steps stay within 1%
 # of --exact, bytes per GPU are equal, fewer collectives and events run;
@@ -14,6 +14,10 @@
 # contended runs at 8 and 16 and gives --exact's step (affine in M there),
 # says so in the text report and in counters.steady_from; fewer
 # micro-batches than 12 x pp run whole.
+# cross (default): CP 4 across two hosts with a pipeline of 2 stages, whose
+# sends cross the CP replays' NIC windows: they stand, the step runs once
+# (counters.crossed_kept > 0, attempts 1), within 1% of --exact; with
+# --bounded=batch alone a crossing voids the attempt (2 runs, none kept).
 set -u
 bin=$1
 src=${2:-.}
@@ -34,10 +38,11 @@ run=("$bin" run "$tmp/work.yaml" --topology "$src/topologies/cluster-2tier-4to1.
 "${run[@]}" --bounded=none >"$tmp/n.json" || note "run --bounded=none"
 "${run[@]}" --bounded=batch >"$tmp/bb.json" || note "run --bounded=batch"
 "${run[@]}" --exact --bounded >"$tmp/eb.json" || note "run --exact --bounded"
-python3 - "$tmp/b.json" "$tmp/e.json" "$tmp/d.json" "$tmp/eb.json" "$tmp/n.json" "$tmp/bb.json" <<'PY' && ok || note "bounded against --exact"
+"${run[@]}" --bounded=batch,cross >"$tmp/bx.json" || note "run --bounded=batch,cross"
+python3 - "$tmp/b.json" "$tmp/e.json" "$tmp/d.json" "$tmp/eb.json" "$tmp/n.json" "$tmp/bb.json" "$tmp/bx.json" <<'PY' && ok || note "bounded against --exact"
 import json, sys
-b, e, d, eb, n, bb = (json.load(open(p)) for p in sys.argv[1:7])
-cb, ce, cd, ceb, cn, cbb = (x.pop("counters") for x in (b, e, d, eb, n, bb))
+b, e, d, eb, n, bb, bx = (json.load(open(p)) for p in sys.argv[1:8])
+cb, ce, cd, ceb, cn, cbb, cbx = (y.pop("counters") for y in (b, e, d, eb, n, bb, bx))
 for name, x in (("--bounded", b), ("default", d)):
     err = abs(x["step_time_s"] - e["step_time_s"]) / e["step_time_s"]
     assert err <= 0.01, (name, err)
@@ -47,7 +52,7 @@ assert e["breakdown"]["exposed_s"]["dp"] > 0  # the gradients contend
 assert cb["collectives"] < ce["collectives"], (cb["collectives"], ce["collectives"])
 assert cd["collectives"] < cn["collectives"] == ce["collectives"]
 assert cb["events"] <= cd["events"] < cn["events"] < ce["events"], (cb["events"], cd["events"])
-assert d == bb and cd == cbb, "the default is not batch"
+assert d == bx and cd == cbx, "the default is not batch,cross"
 assert n == e, "--bounded=none is not the exact run"
 assert eb == e and ceb == ce, "--exact --bounded differs from --exact"
 # TP / CP instances replayed beside the gradient rings' NVLink hops: only
@@ -55,10 +60,31 @@ assert eb == e and ceb == ce, "--exact --bounded differs from --exact"
 assert 0 < cb["replayed_beside"] <= cb["replayed"], cb
 assert cd["replayed_beside"] == cn["replayed_beside"] == ce["replayed_beside"] == 0
 PY
+cat >"$tmp/cp.yaml" <<'YAML'
+topsim: 1
+name: cpx
+model: {layers: 4, hidden: 2048, heads: 16, seq_len: 8192, vocab: 128}
+training: {global_batch: 64, micro_batch: 1, schedule: 1f1b, zero_stage: 1, dp_bucket_size: 8MB}
+parallelism: {tp: 4, cp: 4, pp: 2, dp: 8, order: tp-cp-dp-pp, gpus: 256}
+YAML
+cp=("$bin" run "$tmp/cp.yaml" --topology "$src/topologies/cluster-2tier-4to1.yaml" --quiet --json)
+"${cp[@]}" >"$tmp/cd.json" || note "run (default, cp)"
+"${cp[@]}" --bounded=batch >"$tmp/cb.json" || note "run --bounded=batch (cp)"
+"${cp[@]}" --exact >"$tmp/ce.json" || note "run --exact (cp)"
+python3 - "$tmp/cd.json" "$tmp/cb.json" "$tmp/ce.json" <<'PY' && ok || note "crossed replays stand"
+import json, sys
+d, b, e = (json.load(open(p)) for p in sys.argv[1:4])
+cd, cb, ce = (y.pop("counters") for y in (d, b, e))
+assert cd["crossed_kept"] > 0 and cd["attempts"] == 1, cd
+assert cb["crossed_kept"] == ce["crossed_kept"] == 0 and cb["attempts"] == 2, cb
+err = abs(d["step_time_s"] - e["step_time_s"]) / e["step_time_s"]
+assert err <= 0.01, err
+assert d["bytes_sent_mean"] == e["bytes_sent_mean"]
+PY
 "$bin" run --help | grep -q -- '--bounded' && ok || note "--bounded in --help"
 "${run[@]}" --bounded=batch,foo >/dev/null 2>"$tmp/err"
 rc=$?
-[ $rc -eq 64 ] && grep -q "batch, compact, beside" "$tmp/err" && ok || note "--bounded=foo: exit $rc"
+[ $rc -eq 64 ] && grep -q "batch, compact, beside, steady, cross" "$tmp/err" && ok || note "--bounded=foo: exit $rc"
 cat >"$tmp/pipe.yaml" <<'YAML'
 topsim: 1
 name: pipe

@@ -652,9 +652,9 @@ static void quiet_ep_moe(void **state) {
 }
 
 /* ---- bounded shortcuts (exec_step_batch.c, beside replays, compact
- * rings of 2-7 on one host) ----
- * Not exact: the step with the default set (batches), each alone and
- * all three is asserted within 1% of --exact's, with contention (a
+ * rings of 2-7 on one host, crossed replays that stand) ----
+ * Not exact: the step with the default set (batches, crossed replays
+ * standing), each alone and all of them is asserted within 1% of --exact's, with contention (a
  * default that stops doing that, or a shortcut that breaks, fails here: a
  * batch that lost its members' gaps ran 10% short on the first case, a
  * beside replay a quarter as long broke the breakdown bound). The case:
@@ -674,14 +674,18 @@ static const char *zero2_cp =
 /* The bounded side's replays beside active flows in the last
  * bounded_case (exec_step_run.c quiet_stretch). */
 static uint64_t beside_last;
+/* With TS_STEP_CROSS alone in the last bounded_case: the crossings that
+ * left their replay standing, and the attempts. */
+static uint64_t cross_kept_last;
+static uint32_t cross_attempts_last;
 
 /* The bounded shortcuts on the fast side of bounded_case: the default set
- * (TS_STEP_BOUNDED_DEFAULT, batches alone today: within 1% on every case
- * measured, docs/performance.md), each one alone and all of them
+ * (TS_STEP_BOUNDED_DEFAULT, batches and crossed replays: within 1% on
+ * every case in these tests, docs/performance.md), each one alone and all of them
  * (--bounded); a set equal to an earlier one is not run twice. */
 static const unsigned bounded_sets[] = {TS_STEP_BOUNDED_DEFAULT, TS_STEP_BATCH,
                                         TS_STEP_BESIDE, TS_STEP_COMPACT_SMALL,
-                                        TS_STEP_BOUNDED_ALL};
+                                        TS_STEP_CROSS, TS_STEP_BOUNDED_ALL};
 #define NBOUNDED_SETS (sizeof bounded_sets / sizeof *bounded_sets)
 
 /* Asserts the step b (bounded set bits) against the exact step e: within
@@ -709,14 +713,22 @@ static double bounded_check(const ts_step_result *b, const ts_step_result *e,
   assert_true(b->replayed_beside <= b->replayed);
   if (!(bits & TS_STEP_BESIDE)) assert_int_equal(b->replayed_beside, 0);
   if (bits == TS_STEP_BOUNDED_ALL) beside_last = b->replayed_beside;
+  if (!(bits & TS_STEP_CROSS)) assert_int_equal(b->crossed_kept, 0);
+  if (bits == TS_STEP_CROSS) {
+    cross_kept_last = b->crossed_kept;
+    cross_attempts_last = b->attempts;
+  }
   if (getenv("TOPSIM_TEST_VERBOSE"))
     print_message("set %#x: %.9f s, exact %.9f s (%+.4f%%), events %llu / "
-                  "%llu, replayed %llu (beside %llu)\n", bits,
+                  "%llu, replayed %llu (beside %llu, dp %llu), crossed kept "
+                  "%llu, attempts %u\n", bits,
                   ts_ps_to_s(b->step_time), ts_ps_to_s(e->step_time), 100 * err,
                   (unsigned long long)b->sim.events_processed,
                   (unsigned long long)e->sim.events_processed,
                   (unsigned long long)b->replayed,
-                  (unsigned long long)b->replayed_beside);
+                  (unsigned long long)b->replayed_beside,
+                  (unsigned long long)b->replayed_dp,
+                  (unsigned long long)b->crossed_kept, b->attempts);
   return err;
 }
 
@@ -875,6 +887,28 @@ static void bounded_skewed_moe(void **state) {
   bounded_case(moe_skewed, "topologies/superpod-a100-1su.yaml", NULL);
 }
 
+/* CP 4 across two hosts (TP 4 fills half of each) and a pipeline of 2
+ * stages, 32 DGX under the rail leaves of the 4:1 fabric: the CP
+ * instances' rings reach the NICs, which the pipeline's sends and the
+ * ZeRO 1 gradient rings also cross. Without TS_STEP_CROSS a crossed CP
+ * replay voids the attempt and the step runs again; with it (alone, in
+ * bounded_case) the pipeline's sends cross CP windows, the replays stand
+ * and the step runs once, within 1% of --exact like every other set. */
+static const char *cp_pipe =
+    "topsim: 1\nname: cpx\n"
+    "model: {layers: 4, hidden: 2048, heads: 16, seq_len: 8192, vocab: 128}\n"
+    "training: {global_batch: 64, micro_batch: 1, schedule: 1f1b,\n"
+    "           zero_stage: 1, dp_bucket_size: 8MB}\n"
+    "parallelism: {tp: 4, cp: 4, pp: 2, dp: 8, order: tp-cp-dp-pp,\n"
+    "              gpus: 256}\n";
+
+static void bounded_cp_pipeline(void **state) {
+  (void)state;
+  bounded_case(cp_pipe, "topologies/cluster-2tier-4to1.yaml", NULL);
+  assert_true(cross_kept_last > 0);
+  assert_int_equal(cross_attempts_last, 1);
+}
+
 /* ---- steady phase extrapolated (exec_step_steady.c) ----
  * A step of M >= 12 pp micro-batches is run at 2 pp and 4 pp and
  * extrapolated on the line through them. */
@@ -1001,6 +1035,7 @@ int main(void) {
       cmocka_unit_test(bounded_failed_spine),
       cmocka_unit_test(bounded_shared_spines),
       cmocka_unit_test(bounded_skewed_moe),
+      cmocka_unit_test(bounded_cp_pipeline),
       cmocka_unit_test(steady_oversubscribed),
       cmocka_unit_test(steady_failed_spine),
       cmocka_unit_test(steady_shared_spines),

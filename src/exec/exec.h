@@ -86,6 +86,11 @@ struct ts_exec {
    * of those kinds live, so the rest of this one would teach nothing */
   uint32_t crossed_stop;
   int crossed_stop_hit;
+  /* bounded (TS_STEP_CROSS), bit g set: a crossed replay of group kind g
+   * stands, the crossing counted in crossed_kept: neither side is slowed
+   * by the other over the overlap */
+  uint32_t cross_keep;
+  uint64_t crossed_kept;
 };
 
 /* Builds x->own_state (o->state plus the static faults) when o has faults,

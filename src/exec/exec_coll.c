@@ -216,12 +216,16 @@ static void record(ts_exec *x, uint32_t k) {
  * with it the run goes on (inexactly) to collect every crossed replay, so
  * that the next attempt runs all of them live, until EXEC_CROSSED_MAX. */
 static void cross(ts_exec *x, uint32_t dd) {
+  uint64_t k = x->resv_key ? x->resv_key[dd] : 0;
+  if (x->resv_key && k >> 60 < 32 && (x->cross_keep >> (k >> 60) & 1)) {
+    x->crossed_kept++;
+    return;
+  }
   x->violated = 1;
   if (!x->resv_key) {
     ts_sim_stop(x->sim);
     return;
   }
-  uint64_t k = x->resv_key[dd];
   for (uint32_t i = x->ncrossed; i > 0 && i + 8 > x->ncrossed; i--)
     if (x->crossed[i - 1] == k) return; /* the same window, just seen */
   if (x->ncrossed == x->capcrossed) {

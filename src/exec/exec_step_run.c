@@ -1164,6 +1164,7 @@ static int results(step_state *S) {
   ts_sim_stats_get(S->sim, &r->sim);
   r->transfers = ts_exec_transfers(S->x);
   r->ranks_simulated = nsim(S);
+  r->crossed_kept = S->x->crossed_kept;
   r->memo_runs = S->fast.runs;
   r->memo_shared = S->fast.shared;
   r->wire_bytes = ts_exec_wire_bytes(S->x);
@@ -1270,6 +1271,9 @@ static int quiet_init(step_state *S, int off) {
   const ts_step_opts *o = S->o;
   if (off || !S->fast.on || o->net.fidelity != TS_NET_FLOW || o->net.full_solve)
     return 0;
+  if ((o->bounded & TS_STEP_CROSS) && !o->exact)
+    S->x->cross_keep = 1u << TS_GROUP_TP | 1u << TS_GROUP_CP |
+                       1u << TS_GROUP_EP;
   if (!S->nodp && !dp_early(S)) S->nodp = 1;
   for (uint32_t g = 0; g < TS_GROUP_COUNT; g++) {
     if (g == TS_GROUP_PP || (dp_kind(g) && S->nodp) ||

@@ -139,6 +139,8 @@ static void counters_add(ts_step_result *r, const ts_step_result *a) {
   r->wire_bytes += a->wire_bytes;
   r->replayed += a->replayed;
   r->replayed_beside += a->replayed_beside;
+  r->replayed_dp += a->replayed_dp;
+  r->crossed_kept += a->crossed_kept;
   r->memo_runs += a->memo_runs;
   r->memo_shared += a->memo_shared;
   r->attempts += a->attempts;

@@ -185,6 +185,8 @@ static json_t *counters_json(const ts_step_result *r) {
   json_object_set_new(o, "replayed_beside",
                       json_integer((json_int_t)r->replayed_beside));
   json_object_set_new(o, "replayed_dp", json_integer((json_int_t)r->replayed_dp));
+  json_object_set_new(o, "crossed_kept",
+                      json_integer((json_int_t)r->crossed_kept));
   json_object_set_new(o, "attempts", json_integer(r->attempts));
   json_object_set_new(o, "isolated_runs", json_integer((json_int_t)r->memo_runs));
   json_object_set_new(o, "isolated_shared", json_integer((json_int_t)r->memo_shared));
