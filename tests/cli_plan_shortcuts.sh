@@ -24,7 +24,7 @@ lib_tmp
 cat >"$tmp/w.yaml" <<'YAML'
 topsim: 1
 name: zero2-pp4
-model: {layers: 8, hidden: 2048, ffn_hidden: 8192, heads: 16, seq_len: 2048, vocab: 32000, dtype: bf16}
+model: {layers: 4, hidden: 2048, ffn_hidden: 8192, heads: 16, seq_len: 2048, vocab: 32000, dtype: bf16}
 training: {global_batch: 4, micro_batch: 1, schedule: 1f1b, recompute: selective, zero_stage: 2, dp_bucket_size: 4MB}
 parallelism: {tp: 2, pp: 4, dp: 1}
 YAML

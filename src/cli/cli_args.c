@@ -127,9 +127,9 @@ int cli_parse_gpu_set(const char *cmd, const ts_topo *t, const char *s,
   return 0;
 }
 
-/* The --bounded names, with the usage message listing them in this order.
- * sweep and plan share this table and cli_step_shortcuts_help with run:
- * a new shortcut is one line here (and its line in the help below). */
+/* The --bounded names of run, sweep and plan, listed in this order by the
+ * usage message: a new shortcut is one line here, plus its name in
+ * shortcuts_help below (sweep's and plan's --help; run has its own). */
 static const struct { const char *name; unsigned bits; } names[] = {
     {"batch", TS_STEP_BATCH}, {"compact", TS_STEP_COMPACT_SMALL},
     {"beside", TS_STEP_BESIDE}, {"steady", TS_STEP_STEADY},
