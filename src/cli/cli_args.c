@@ -6,6 +6,7 @@
 #include "cli/cli.h"
 #include "cli/cli_args.h"
 #include "topsim/ts_checked.h"
+#include "topsim/ts_step.h"
 
 int cli_parse_uint(const char *cmd, const char *opt, const char *s,
                    uint64_t min, uint64_t max, uint64_t *out) {
@@ -124,4 +125,68 @@ int cli_parse_gpu_set(const char *cmd, const ts_topo *t, const char *s,
     return -1;
   }
   return 0;
+}
+
+/* The --bounded names of run, sweep and plan, listed in this order by the
+ * usage message: a new shortcut is one line here, plus its name in
+ * shortcuts_help below (sweep's and plan's --help; run has its own). */
+static const struct { const char *name; unsigned bits; } names[] = {
+    {"batch", TS_STEP_BATCH}, {"compact", TS_STEP_COMPACT_SMALL},
+    {"beside", TS_STEP_BESIDE}, {"steady", TS_STEP_STEADY},
+    {"cross", TS_STEP_CROSS}, {"all", TS_STEP_BOUNDED_ALL}, {"none", 0}};
+enum { NNAMES = sizeof names / sizeof *names };
+
+static int bounded_error(const char *cmd, const char *arg) {
+  char list[256];
+  size_t len = 0;
+  for (size_t k = 0; k < NNAMES && len < sizeof list; k++)
+    len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
+                            k ? (k + 1 == NNAMES ? " or " : ", ") : "",
+                            names[k].name);
+  return cli_usage_error(cmd, "--bounded takes %s, comma-separated: '%s'",
+                         list, arg);
+}
+
+int cli_parse_bounded(const char *cmd, const char *arg, unsigned *out) {
+  if (!arg) {
+    *out = TS_STEP_BOUNDED_ALL;
+    return 0;
+  }
+  unsigned bits = 0;
+  for (const char *p = arg;;) {
+    size_t n = strcspn(p, ",");
+    size_t k = 0;
+    while (k < NNAMES &&
+           (strlen(names[k].name) != n || strncmp(names[k].name, p, n)))
+      k++;
+    if (k == NNAMES) return bounded_error(cmd, arg);
+    bits |= names[k].bits;
+    if (!p[n]) break;
+    p += n + 1;
+  }
+  *out = bits;
+  return 0;
+}
+
+/* Option, then its description's lines; "" between options. */
+static const char *const shortcuts_help[] = {
+    "--exact", "no shortcuts: every step the full simulation",
+    "(slower), as `topsim run --exact`", "",
+    "--bounded[=LIST]", "the step's bounded shortcuts (not exact; each",
+    "within its stated error of --exact, docs/model.md",
+    "\"Bounded shortcuts\"), as `topsim run --bounded`:",
+    "LIST is batch, compact, beside, steady, cross,",
+    "all or none, comma-separated (none: only the",
+    "exact shortcuts, the same steps as --exact).",
+    "Without LIST: all. Default: batch,cross", ""};
+
+void cli_step_shortcuts_help(int col) {
+  enum { OPTION, FIRST, MORE } at = OPTION; /* what the next line is */
+  for (size_t i = 0; i < sizeof shortcuts_help / sizeof *shortcuts_help; i++) {
+    const char *l = shortcuts_help[i];
+    if (!*l) at = OPTION;
+    else if (at == OPTION) printf("  %-*s", col - 2, l), at = FIRST;
+    else if (at == FIRST) printf("%s\n", l), at = MORE;
+    else printf("%*s%s\n", col, "", l);
+  }
 }

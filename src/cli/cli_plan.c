@@ -14,6 +14,7 @@
 #include <sysexits.h>
 
 #include "cli/cli.h"
+#include "cli/cli_args.h"
 #include "cli/cli_faults.h"
 #include "cli/cli_jobs.h"
 #include "cli/cli_plan_run.h"
@@ -39,6 +40,8 @@ typedef struct plan_opts {
   int what_if;              /* --what-if: blast radius, simulated */
   ts_faults faults;         /* --fail ... applied to --workload steps */
   cli_jobs_opts jobs;       /* --jobs, --quiet for the --workload steps */
+  ts_step_opts step;        /* --exact, --bounded for the --workload steps */
+  int step_knobs;           /* one of them was given */
 } plan_opts;
 
 static void plan_help(void) {
@@ -106,10 +109,13 @@ static void plan_help(void) {
       "                          counted impact\n"
       "  --fail, --degrade, --straggler, --fail-at, --faults: what-if faults\n"
       "                          for --workload steps (see topsim run --help)\n"
+      "step shortcuts (of the --workload steps: --sus, --compare, --what-if):\n",
+      ts_plan_preset_names(), ts_plan_template_names());
+  cli_step_shortcuts_help(26);
+  printf(
       "  -h, --help              show this help\n\n"
       "exit status: 0 ok, 64 bad option or unbuildable request, 66 missing "
-      "file,\n73 --emit-yaml file cannot be created, 74 write failed\n",
-      ts_plan_preset_names(), ts_plan_template_names());
+      "file,\n73 --emit-yaml file cannot be created, 74 write failed\n");
 }
 
 static int parse_u32(const char *s, uint32_t *out) {
@@ -158,7 +164,8 @@ enum {
   O_COPPER, O_JSON, O_EMIT, O_WORKLOAD, O_KLEAF, O_PER_RACK, O_RACK_UNITS,
   O_NODE_UNITS, O_SNICS, O_SSERVERS, O_FNICS, O_RACK_POWER, O_PLACEMENT,
   O_RACK_WIDTH, O_ROW_PITCH, O_CATALOG, O_SWITCH, O_SOVERSUB, O_FOVERSUB,
-  O_CSV, O_DIAGRAM, O_COMPARE, O_PRINT_CATALOG, O_WHATIF, O_JOBS, O_QUIET
+  O_CSV, O_DIAGRAM, O_COMPARE, O_PRINT_CATALOG, O_WHATIF, O_JOBS, O_QUIET,
+  O_EXACT, O_BOUNDED
 };
 
 static const struct option longopts[] = {
@@ -202,6 +209,8 @@ static const struct option longopts[] = {
     {"what-if", no_argument, NULL, O_WHATIF},
     {"jobs", required_argument, NULL, O_JOBS},
     {"quiet", no_argument, NULL, O_QUIET},
+    {"exact", no_argument, NULL, O_EXACT},
+    {"bounded", optional_argument, NULL, O_BOUNDED},
     CLI_FAULT_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}};
@@ -331,6 +340,10 @@ static int plan_opt(plan_opts *o, int c, const char *arg) {
   case O_JOBS: return cli_jobs_parse("plan", arg, &o->jobs.jobs);
   case O_QUIET: o->jobs.quiet = 1; return 0;
   case O_WHATIF: o->what_if = 1; return 0;
+  case O_EXACT: o->step.exact = o->step_knobs = 1; return 0;
+  case O_BOUNDED:
+    o->step_knobs = 1;
+    return cli_parse_bounded("plan", arg, &o->step.bounded);
   default: {
     int st = 0;
     if (cli_faults_opt("plan", c, arg, &o->faults, &st)) return st;
@@ -398,6 +411,9 @@ static int parse_opts(int argc, char **argv, plan_opts *o) {
                            "or --compare");
   if (o->faults.n && !o->workload)
     return cli_usage_error("plan", "faults apply to --workload steps");
+  if (o->step_knobs && !o->workload)
+    return cli_usage_error("plan", "--exact and --bounded apply to --workload "
+                           "steps");
   return -1;
 }
 
@@ -427,7 +443,7 @@ static int run_one(plan_opts *o) {
   int rc = ts_plan_compute(&o->req, &r, &d);
   if (rc) return fail(&d, rc);
   if (o->what_if) {
-    int st = cli_plan_whatif(&r, o->workload, o->json);
+    int st = cli_plan_whatif(&r, o->workload, &o->step, o->json);
     ts_plan_free(&r);
     return st;
   }
@@ -463,7 +479,8 @@ static int run_sweep(plan_opts *o) {
   if (!st && o->workload) {
     putchar('\n');
     st = cli_plan_predict(&o->req, o->sus_lo, o->sus_hi, o->workload,
-                          o->faults.n ? &o->faults : NULL, &o->jobs);
+                          o->faults.n ? &o->faults : NULL, &o->step,
+                          &o->jobs);
   }
   for (uint32_t i = 0; i < n; i++) ts_plan_free(&rows[i]);
   free(rows);
@@ -491,6 +508,7 @@ int cli_plan(int argc, char **argv) {
   memset(&o, 0, sizeof o);
   ts_plan_request_init(&o.req);
   ts_faults_init(&o.faults);
+  ts_step_opts_default(&o.step);
   optind = 0;
   int rc = parse_opts(argc, argv, &o);
   if (rc < 0 && o.print_catalog)
@@ -500,7 +518,7 @@ int cli_plan(int argc, char **argv) {
                          "not to --compare");
   if (rc < 0 && o.ncompare)
     rc = cli_plan_compare(argc, argv, o.compare, o.ncompare, o.json,
-                          o.workload, parse_request);
+                          o.workload, &o.step, parse_request);
   /* under mpirun/srun the --workload steps spread over the ranks */
   if (rc < 0 && o.workload && cli_jobs_init(&argc, &argv)) rc = EX_OSERR;
   if (rc < 0) rc = o.sus_lo ? run_sweep(&o) : run_one(&o);

@@ -37,15 +37,18 @@ static int push(design *ds, char *s) {
 }
 
 /* The invocation's own arguments without the designs (--compare X,
- * --compare=X, positional design names) and --workload X / --workload=X:
- * those belong to the comparison, not to one design. */
+ * --compare=X, positional design names), --workload X / --workload=X and
+ * the step options --exact and --bounded[=LIST]: those belong to the
+ * comparison, not to one design. */
 static int base_args(int argc, char **argv, const char *const *sets,
                      uint32_t n, design *ds) {
   int rc = -1;
   for (int i = 0; i < argc && rc < 0; i++) {
     int drop = !strcmp(argv[i], "--compare") ||
                !strncmp(argv[i], "--compare=", 10) ||
-               !strncmp(argv[i], "--workload=", 11);
+               !strncmp(argv[i], "--workload=", 11) ||
+               !strcmp(argv[i], "--exact") || !strcmp(argv[i], "--bounded") ||
+               !strncmp(argv[i], "--bounded=", 10);
     for (uint32_t k = 0; k < n && !drop; k++) drop = argv[i] == sets[k];
     if (!strcmp(argv[i], "--workload")) i++, drop = 1;
     if (!drop) rc = push(ds, argv[i]);
@@ -112,7 +115,8 @@ static int is_yaml(const char *s) {
 
 static int plan_design(int argc, char **argv, const char *const *sets,
                        uint32_t n, uint32_t k, cli_plan_parse_fn parse,
-                       const char *workload, ts_plan_result *r, double *step) {
+                       const char *workload, const ts_step_opts *opts,
+                       ts_plan_result *r, double *step) {
   const char *set = sets[k];
   design ds;
   memset(&ds, 0, sizeof ds);
@@ -129,7 +133,7 @@ static int plan_design(int argc, char **argv, const char *const *sets,
   }
   if (rc < 0 && workload) {
     char why[512];
-    if (cli_plan_design_step(&req, workload, step, why, sizeof why))
+    if (cli_plan_design_step(&req, workload, opts, step, why, sizeof why))
       fprintf(stderr, "topsim plan: design '%s': no step time: %s\n", set, why);
   }
   free(ds.text);
@@ -138,12 +142,12 @@ static int plan_design(int argc, char **argv, const char *const *sets,
 
 int cli_plan_compare(int argc, char **argv, const char *const *sets,
                      uint32_t n, int json, const char *workload,
-                     cli_plan_parse_fn parse) {
+                     const ts_step_opts *opts, cli_plan_parse_fn parse) {
   ts_plan_result *rows = calloc(n, sizeof *rows);
   double *step = calloc(n, sizeof *step);
   int rc = rows && step ? -1 : EX_OSERR;
   for (uint32_t i = 0; i < n && rc < 0; i++)
-    rc = plan_design(argc, argv, sets, n, i, parse, workload, &rows[i],
+    rc = plan_design(argc, argv, sets, n, i, parse, workload, opts, &rows[i],
                      &step[i]);
   if (rc < 0)
     rc = ts_report_plan_compare(rows, sets, workload ? step : NULL, n, json,

@@ -32,7 +32,7 @@ int cli_plan_topo(const ts_plan_result *r, ts_topo **t, ts_diag *d) {
 }
 
 int cli_plan_step(const char *workload, const ts_topo *t, ts_faults *faults,
-                  cli_plan_row *row, ts_diag *d) {
+                  const ts_step_opts *step, cli_plan_row *row, ts_diag *d) {
   ts_workload *w = NULL;
   ts_mapping *m = NULL;
   ts_step_result res;
@@ -59,7 +59,8 @@ int cli_plan_step(const char *workload, const ts_topo *t, ts_faults *faults,
   if (!rc) rc = ts_workload_override(w, "gpus", gpus, d);
   if (!rc) rc = ts_work_map(w, t, &m, d);
   ts_step_opts o;
-  ts_step_opts_default(&o);
+  if (step) o = *step;
+  else ts_step_opts_default(&o);
   o.faults = faults;
   if (!rc && faults) rc = ts_faults_resolve(faults, t, d);
   if (!rc) rc = ts_step_run(w, t, m, &o, &res, d);
@@ -76,7 +77,8 @@ int cli_plan_step(const char *workload, const ts_topo *t, ts_faults *faults,
 }
 
 static void run_size(const ts_plan_request *req, const char *workload,
-                     ts_faults *faults, size_row *row) {
+                     ts_faults *faults, const ts_step_opts *step,
+                     size_row *row) {
   ts_plan_result r;
   ts_topo *t = NULL;
   ts_diag d;
@@ -87,7 +89,7 @@ static void run_size(const ts_plan_request *req, const char *workload,
     rc = cli_plan_topo(&r, &t, &d);
     ts_plan_free(&r);
   }
-  if (!rc) rc = cli_plan_step(workload, t, faults, row, &d);
+  if (!rc) rc = cli_plan_step(workload, t, faults, step, row, &d);
   if (rc) snprintf(row->why, sizeof row->why, "%s", d.msg);
   ts_topo_free(t);
 }
@@ -115,6 +117,7 @@ typedef struct size_ctx {
   uint32_t sus_lo;
   const char *workload;
   ts_faults *faults;
+  const ts_step_opts *step;
 } size_ctx;
 
 static void size_task(uint32_t task, void *ctx, void *out) {
@@ -125,7 +128,7 @@ static void size_task(uint32_t task, void *ctx, void *out) {
   row->sus = c->sus_lo + task;
   req.nodes = row->sus * req.nodes_per_su;
   req.gpus = 0;
-  run_size(&req, c->workload, c->faults, row);
+  run_size(&req, c->workload, c->faults, c->step, row);
 }
 
 static void size_fail(uint32_t task, void *ctx, void *out, const char *why) {
@@ -138,11 +141,12 @@ static void size_fail(uint32_t task, void *ctx, void *out, const char *why) {
 
 int cli_plan_predict(const ts_plan_request *req, uint32_t sus_lo,
                      uint32_t sus_hi, const char *workload,
-                     ts_faults *faults, const cli_jobs_opts *jobs) {
+                     ts_faults *faults, const ts_step_opts *step,
+                     const cli_jobs_opts *jobs) {
   uint32_t n = sus_hi - sus_lo + 1;
   size_row *rows = calloc(n, sizeof *rows);
   if (!rows) return EX_OSERR;
-  size_ctx c = {req, sus_lo, workload, faults};
+  size_ctx c = {req, sus_lo, workload, faults, step};
   cli_jobs_opts o = *jobs;
   o.what = "plan";
   fflush(stdout); /* the plan table is out before workers fork */
@@ -161,10 +165,11 @@ int cli_plan_predict(const ts_plan_request *req, uint32_t sus_lo,
 }
 
 int cli_plan_design_step(const ts_plan_request *req, const char *workload,
-                         double *step_s, char *why, size_t n) {
+                         const ts_step_opts *step, double *step_s, char *why,
+                         size_t n) {
   size_row row;
   memset(&row, 0, sizeof row);
-  run_size(req, workload, NULL, &row);
+  run_size(req, workload, NULL, step, &row);
   *step_s = row.ok ? row.step_s : 0;
   if (!row.ok) snprintf(why, n, "%s", row.why);
   return row.ok ? 0 : -1;

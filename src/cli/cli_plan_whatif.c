@@ -72,7 +72,7 @@ static uint32_t cases_of(const ts_topo *t, const ts_plan_result *r,
 }
 
 static void run_case(const char *workload, const ts_topo *t, uint32_t gpus,
-                     whatif_case *c) {
+                     const ts_step_opts *step, whatif_case *c) {
   ts_faults f;
   ts_faults_init(&f);
   ts_diag d;
@@ -81,7 +81,7 @@ static void run_case(const char *workload, const ts_topo *t, uint32_t gpus,
   int rc = c->name[0] ? ts_faults_add(&f, TS_FAULT_FAIL, c->name, "--what-if",
                                       &d)
                       : 0;
-  if (!rc) rc = cli_plan_step(workload, t, &f, &c->row, &d);
+  if (!rc) rc = cli_plan_step(workload, t, &f, step, &c->row, &d);
   if (rc) snprintf(c->err, sizeof c->err, "%s", d.msg);
   ts_faults_free(&f);
 }
@@ -136,7 +136,8 @@ static void print_json(const whatif_case *c, uint32_t n, double bisection) {
     if (!c[i].row.ok) fprintf(stderr, "topsim plan: %s: %s\n", c[i].what, c[i].err);
 }
 
-int cli_plan_whatif(const ts_plan_result *r, const char *workload, int json) {
+int cli_plan_whatif(const ts_plan_result *r, const char *workload,
+                    const ts_step_opts *step, int json) {
   ts_topo *t = NULL;
   ts_diag d;
   ts_diag_clear(&d);
@@ -145,7 +146,7 @@ int cli_plan_whatif(const ts_plan_result *r, const char *workload, int json) {
   whatif_case c[5];
   memset(c, 0, sizeof c);
   uint32_t n = cases_of(t, r, c);
-  for (uint32_t i = 0; i < n; i++) run_case(workload, t, r->gpus, &c[i]);
+  for (uint32_t i = 0; i < n; i++) run_case(workload, t, r->gpus, step, &c[i]);
   if (json) print_json(c, n, r->bisection_bw);
   else print_text(c, n, workload, r->bisection_bw);
   ts_topo_free(t);

@@ -126,38 +126,6 @@ static const char *const set_keys[] = {
     NULL, "tp", "cp", "pp", "dp", "ep", "micro_batch", "global_batch",
     "schedule", "recompute", "zero_stage", "virtual_stages"};
 
-/* --bounded[=LIST]: no LIST means all; LIST is a comma-separated set of
- * batch, compact, beside, steady, cross, all, none: exactly those bounded
- * shortcuts. */
-static int parse_bounded(const char *arg, unsigned *out) {
-  static const struct { const char *name; unsigned bits; } names[] = {
-      {"batch", TS_STEP_BATCH}, {"compact", TS_STEP_COMPACT_SMALL},
-      {"beside", TS_STEP_BESIDE}, {"steady", TS_STEP_STEADY},
-      {"cross", TS_STEP_CROSS},
-      {"all", TS_STEP_BOUNDED_ALL}, {"none", 0}};
-  if (!arg) {
-    *out = TS_STEP_BOUNDED_ALL;
-    return 0;
-  }
-  unsigned bits = 0;
-  for (const char *p = arg;;) {
-    size_t n = strcspn(p, ",");
-    size_t k = 0;
-    while (k < sizeof names / sizeof *names &&
-           (strlen(names[k].name) != n || strncmp(names[k].name, p, n)))
-      k++;
-    if (k == sizeof names / sizeof *names)
-      return cli_usage_error("run", "--bounded takes batch, compact, beside, "
-                                    "steady, cross, all or none, "
-                                    "comma-separated: '%s'", arg);
-    bits |= names[k].bits;
-    if (!p[n]) break;
-    p += n + 1;
-  }
-  *out = bits;
-  return 0;
-}
-
 static int parse_opt(int c, const char *arg, run_opts *o) {
   if (c >= 1 && c <= 11) return add_set(o, set_keys[c], arg);
   switch (c) {
@@ -182,7 +150,7 @@ static int parse_opt(int c, const char *arg, run_opts *o) {
     return 0;
   case 'Z': o->step.free_comm = 1; return 0;
   case 'X': o->step.exact = 1; return 0;
-  case 'B': return parse_bounded(arg, &o->step.bounded);
+  case 'B': return cli_parse_bounded("run", arg, &o->step.bounded);
   case 'G': o->progress = CLI_PROGRESS_ON; return 0;
   case 'q': o->progress = CLI_PROGRESS_OFF; return 0;
   case 'A': {

@@ -81,6 +81,13 @@ static void sweep_help(void) {
       "  --fidelity flow|chunk, --no-pxn   as for `topsim run`\n"
       "  --fail, --degrade, --straggler, --fail-at, --faults   what-if for\n"
       "                       every mapping, as for `topsim run` (one topology)\n"
+      "step shortcuts, for the step of every mapping simulated:\n");
+  cli_step_shortcuts_help(23);
+  printf(
+      "                       (--bounded selects these shortcuts of the step\n"
+      "                       model; it is not the row status \"bounded\" of\n"
+      "                       a mapping a lower bound kept out of the table,\n"
+      "                       see --exhaustive)\n"
       "execution:\n"
       "  --jobs N             worker processes (default: the cores); under\n"
       "                       mpirun/srun (TOPSIM_MPI builds) ranks instead\n"
@@ -115,6 +122,7 @@ static const struct option longopts[] = {
     {"json", no_argument, NULL, 'J'},           {"csv", required_argument, NULL, 'c'},
     {"svg", required_argument, NULL, 'G'},      {"help", no_argument, NULL, 'h'},
     {"exhaustive", no_argument, NULL, 'E'},
+    {"exact", no_argument, NULL, 'X'},          {"bounded", optional_argument, NULL, 'B'},
     CLI_FAULT_LONGOPTS,
     {NULL, 0, NULL, 0}};
 
@@ -179,6 +187,8 @@ static int parse_opt(int c, const char *arg, sweep_opts *o) {
     else return cli_usage_error("sweep", "--fidelity must be flow or chunk");
     return 0;
   case 'P': o->step.route.no_pxn = 1; return 0;
+  case 'X': o->step.exact = 1; return 0;
+  case 'B': return cli_parse_bounded("sweep", arg, &o->step.bounded);
   case 'j': return cli_jobs_parse("sweep", arg, &o->jobs.jobs);
   case 'q': o->quiet = o->jobs.quiet = 1; return 0;
   case 'n': o->dry_run = 1; return 0;
