@@ -214,7 +214,8 @@ static void record(ts_exec *x, uint32_t k) {
 /* A transfer would be active on direction dd inside a quiet replay's
  * window: the run is void. Without resv_key the engine stops at once;
  * with it the run goes on (inexactly) to collect every crossed replay, so
- * that the next attempt runs all of them live, until EXEC_CROSSED_MAX. */
+ * that the next attempt runs all of them live, until EXEC_CROSSED_MAX.
+ * A replay of a kind in x->cross_keep stands instead (bounded), counted. */
 static void cross(ts_exec *x, uint32_t dd) {
   uint64_t k = x->resv_key ? x->resv_key[dd] : 0;
   if (x->resv_key && k >> 60 < 32 && (x->cross_keep >> (k >> 60) & 1)) {

@@ -243,10 +243,12 @@ static int plan_of(step_state *S, uint32_t g, uint32_t id, exec_plan_ent **e) {
  * (exec_step_fast.c) as one timer, and each of its directions is reserved
  * until its own last flow leaves it in that run. Any transfer that would
  * be active on a reserved direction inside its window sets x->violated
- * (exec_coll.c): the attempt is void, runs on to collect every crossed
+ * (exec_coll.c; with TS_STEP_CROSS a TP, CP or EP replay stands instead,
+ * quiet_init): the attempt is void, runs on to collect every crossed
  * instance, and ts_step_run runs the step again with those live (or, past
  * QUIET_ATTEMPTS, without these replays). So a step that finishes used
- * them only where the instance ran alone, where the replay is exact. */
+ * them only where the instance ran alone, where the replay is exact
+ * (without TS_STEP_CROSS). */
 
 /* Directions the network sees e's plan use: its isolated footprint through
  * the fold's representatives, each with when its last flow left it, its
@@ -1271,6 +1273,9 @@ static int quiet_init(step_state *S, int off) {
   const ts_step_opts *o = S->o;
   if (off || !S->fast.on || o->net.fidelity != TS_NET_FLOW || o->net.full_solve)
     return 0;
+  /* bounded: crossed TP / CP / EP replays stand; data-parallel ones keep
+   * the exact rule (theirs standing put a ZeRO 2 step whose stream queues
+   * all step 5.2% short, docs/performance.md "Crossed replays stand") */
   if ((o->bounded & TS_STEP_CROSS) && !o->exact)
     S->x->cross_keep = 1u << TS_GROUP_TP | 1u << TS_GROUP_CP |
                        1u << TS_GROUP_EP;
