@@ -103,6 +103,32 @@ p1=$("$bin" plan --preset a100-superpod --sus 1..3 --jobs 1 --quiet \
 p3=$("$bin" plan --preset a100-superpod --sus 1..3 --jobs 3 --quiet \
      --workload "$src/tests/data/workloads/tiny-dense.yaml")
 [ -n "$p1" ] && [ "$p1" == "$p3" ] && ok || note "plan --workload depends on --jobs"
+# Its machine twin: --json gives one array, each size's plan with its
+# step, the same figures as the table (step to 4 decimals, scaling against
+# the first size that ran), and a size the workload cannot use (tp x pp
+# = 64 does not divide one SU's 160 GPUs) an error instead of a step.
+"$bin" plan --preset a100-superpod --sus 1..3 --json --quiet \
+  --workload "$src/tests/data/workloads/tiny-dense.yaml" >"$tmp/sj.json" ||
+  note "plan --sus --workload --json"
+sed -e 's/^  pp: 2$/  pp: 8/' "$src/tests/data/workloads/tiny-dense.yaml" >"$tmp/pp8.yaml"
+"$bin" plan --preset a100-superpod --sus 1..2 --json --quiet \
+  --workload "$tmp/pp8.yaml" >"$tmp/pj.json" || note "plan --json (pp 8)"
+python3 - "$tmp/sj.json" "$tmp/pj.json" "$p1" <<'PY' && ok || note "plan --sus --workload --json"
+import json, sys
+rows, pp8, table = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
+assert [r["sus"] for r in rows] == [1, 2, 3] and rows[0]["gpus"] == 160
+steps = {int(l.split()[0]): l.split() for l in table.splitlines()
+         if l.split() and l.split()[0].isdigit() and len(l.split()) == 8}
+base = rows[0]["step"]["tokens_per_s"] / rows[0]["gpus"]
+for r in rows:
+    s = r["step"]
+    assert r["workload"].endswith("tiny-dense.yaml") and s["dp"] == r["gpus"] // 16
+    assert f'{s["step_s"]:.4f}' == steps[r["sus"]][3], (s, steps[r["sus"]])
+    assert abs(s["scaling"] - s["tokens_per_s_per_gpu"] / base) < 1e-12
+assert rows[0]["step"]["scaling"] == 1 and rows[2]["step"]["scaling"] < 1
+assert "not a multiple of tp x cp x pp = 64" in pp8[0]["step"]["error"], pp8[0]
+assert pp8[1]["step"]["dp"] == 5 and pp8[1]["step"]["scaling"] == 1, pp8[1]
+PY
 "$bin" plan --template /nonexistent.yaml:x --nodes 1 >/dev/null 2>&1
 [ $? -eq 66 ] && ok || note "missing template file should exit 66"
 

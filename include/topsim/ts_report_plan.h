@@ -22,6 +22,23 @@ int ts_report_plan_json(const ts_plan_result *r, FILE *out);
 int ts_report_plan_sweep(const ts_plan_result *rows, uint32_t n, int json,
                          FILE *out);
 
+/* One predicted step on a planned size (`plan --sus --workload`): ok with
+ * its figures, or why it could not run. */
+typedef struct ts_plan_step_row {
+  int ok;
+  uint32_t dp;
+  double step_s, tokens_s, mfu;
+  const char *why;
+} ts_plan_step_row;
+
+/* The sweep as a JSON array (as ts_report_plan_sweep), each row with a
+ * "step" object from steps[i]: dp, step_s, tokens_per_s,
+ * tokens_per_s_per_gpu, mfu and scaling (tokens/s per GPU against the
+ * first row that ran), or "error"; and "workload" naming the file. */
+int ts_report_plan_sweep_steps(const ts_plan_result *rows,
+                               const ts_plan_step_row *steps, uint32_t n,
+                               const char *workload, FILE *out);
+
 /* Racks, rows, media per link class, planes, power and cost as text. */
 int ts_report_plan_layout_text(const ts_plan_result *r, FILE *out);
 

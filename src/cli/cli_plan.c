@@ -475,12 +475,15 @@ static int run_sweep(plan_opts *o) {
     int rc = ts_plan_compute(&o->req, &rows[done], &d);
     if (rc) st = fail(&d, rc);
   }
-  if (!st && ts_report_plan_sweep(rows, n, o->json, stdout)) st = EX_IOERR;
+  /* with --json and --workload one array: each size's plan and its step */
+  int steps_json = o->json && o->workload;
+  if (!st && !steps_json && ts_report_plan_sweep(rows, n, o->json, stdout))
+    st = EX_IOERR;
   if (!st && o->workload) {
-    putchar('\n');
+    if (!steps_json) putchar('\n');
     st = cli_plan_predict(&o->req, o->sus_lo, o->sus_hi, o->workload,
                           o->faults.n ? &o->faults : NULL, &o->step,
-                          &o->jobs);
+                          &o->jobs, steps_json ? rows : NULL);
   }
   for (uint32_t i = 0; i < n; i++) ts_plan_free(&rows[i]);
   free(rows);

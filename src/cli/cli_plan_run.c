@@ -15,6 +15,7 @@
 #include <sysexits.h>
 
 #include "cli/cli_plan_run.h"
+#include "topsim/ts_report_plan.h"
 #include "topsim/ts_step.h"
 
 typedef cli_plan_row size_row;
@@ -139,10 +140,23 @@ static void size_fail(uint32_t task, void *ctx, void *out, const char *why) {
   snprintf(row->why, sizeof row->why, "%s", why);
 }
 
+/* The sweep's JSON array with each size's step (--json). 0 or EX_IOERR. */
+static int json_rows(const ts_plan_result *plans, const size_row *rows,
+                     uint32_t n, const char *workload) {
+  ts_plan_step_row *s = calloc(n, sizeof *s);
+  if (!s) return EX_OSERR;
+  for (uint32_t i = 0; i < n; i++)
+    s[i] = (ts_plan_step_row){rows[i].ok, rows[i].dp, rows[i].step_s,
+                              rows[i].tokens_s, rows[i].mfu, rows[i].why};
+  int rc = ts_report_plan_sweep_steps(plans, s, n, workload, stdout);
+  free(s);
+  return rc ? EX_IOERR : 0;
+}
+
 int cli_plan_predict(const ts_plan_request *req, uint32_t sus_lo,
                      uint32_t sus_hi, const char *workload,
                      ts_faults *faults, const ts_step_opts *step,
-                     const cli_jobs_opts *jobs) {
+                     const cli_jobs_opts *jobs, const ts_plan_result *plans) {
   uint32_t n = sus_hi - sus_lo + 1;
   size_row *rows = calloc(n, sizeof *rows);
   if (!rows) return EX_OSERR;
@@ -157,11 +171,16 @@ int cli_plan_predict(const ts_plan_request *req, uint32_t sus_lo,
   }
   uint32_t ran = 0;
   for (uint32_t i = 0; i < n; i++) ran += (uint32_t)rows[i].ok;
-  printf("workload %s, weak scaling (each data-parallel replica keeps its "
-         "share of the global batch), one step per size\n", workload);
-  print_rows(rows, n);
+  int st = 0;
+  if (plans) {
+    st = json_rows(plans, rows, n, workload);
+  } else {
+    printf("workload %s, weak scaling (each data-parallel replica keeps its "
+           "share of the global batch), one step per size\n", workload);
+    print_rows(rows, n);
+  }
   free(rows);
-  return ran ? 0 : EX_DATAERR;
+  return st ? st : ran ? 0 : EX_DATAERR;
 }
 
 int cli_plan_design_step(const ts_plan_request *req, const char *workload,

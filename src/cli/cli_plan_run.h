@@ -23,13 +23,14 @@ typedef struct cli_plan_row {
  * workload file on each (under faults, NULL for none: names must exist in
  * every size; with step's options, NULL for the defaults, as in every
  * function below; one cli_jobs task per size: --jobs workers or MPI ranks) and
- * prints step time, tokens/s and scaling efficiency. Returns 0 (also in
- * worker processes, which print nothing), or EX_DATAERR when no size could
- * run. */
+ * prints step time, tokens/s and scaling efficiency: a table, or with plans
+ * (the sizes' plans, --json) the sweep's JSON array, each row with its
+ * step. Returns 0 (also in worker processes, which print nothing),
+ * EX_IOERR when the output failed, or EX_DATAERR when no size could run. */
 int cli_plan_predict(const ts_plan_request *req, uint32_t sus_lo,
                      uint32_t sus_hi, const char *workload,
                      ts_faults *faults, const ts_step_opts *step,
-                     const cli_jobs_opts *jobs);
+                     const cli_jobs_opts *jobs, const ts_plan_result *plans);
 
 /* Emits plan r into memory and loads it back as a topology (*t owned by
  * the caller). 0 or an error with d set. */

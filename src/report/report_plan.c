@@ -329,3 +329,37 @@ int ts_report_plan_sweep(const ts_plan_result *rows, uint32_t n, int json,
   for (uint32_t i = 0; i < n; i++) report_japp(a, json_row(&rows[i], &bad), &bad);
   return dump(a, bad, out);
 }
+
+static json_t *json_step(const ts_plan_step_row *s, uint32_t gpus,
+                         double base, int *bad) {
+  json_t *o = json_object();
+  if (!s->ok) {
+    report_jset(o, "error", json_string(s->why ? s->why : ""), bad);
+    return o;
+  }
+  double per = gpus ? s->tokens_s / gpus : 0;
+  report_jset(o, "dp", json_integer(s->dp), bad);
+  report_jset(o, "step_s", json_real(s->step_s), bad);
+  report_jset(o, "tokens_per_s", json_real(s->tokens_s), bad);
+  report_jset(o, "tokens_per_s_per_gpu", json_real(per), bad);
+  report_jset(o, "mfu", json_real(s->mfu), bad);
+  report_jset(o, "scaling", json_real(base > 0 ? per / base : 1), bad);
+  return o;
+}
+
+int ts_report_plan_sweep_steps(const ts_plan_result *rows,
+                               const ts_plan_step_row *steps, uint32_t n,
+                               const char *workload, FILE *out) {
+  int bad = 0;
+  double base = 0; /* tokens/s per GPU of the first size that ran */
+  for (uint32_t i = 0; i < n && base == 0; i++)
+    if (steps[i].ok && rows[i].gpus) base = steps[i].tokens_s / rows[i].gpus;
+  json_t *a = json_array();
+  for (uint32_t i = 0; i < n; i++) {
+    json_t *o = json_row(&rows[i], &bad);
+    report_jset(o, "workload", json_string(workload), &bad);
+    report_jset(o, "step", json_step(&steps[i], rows[i].gpus, base, &bad), &bad);
+    report_japp(a, o, &bad);
+  }
+  return dump(a, bad, out);
+}
