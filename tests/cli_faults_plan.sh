@@ -36,6 +36,25 @@ assert 1.0 <= w[2]["slowdown"] <= w[1]["slowdown"], w
 "$bin" "${plan[@]}" --what-if | grep -q "^leaf   compute/leaf-su0-r0 .* 20 .*%$" \
   && ok || note "plan --what-if text"
 
+# 7a. --what-if under the user's faults: every case adds its failure to a
+#    GPU 1.5x slow, so every row is slower than the healthy what-if's, and
+#    the first row is the step `plan --sus 2..2 --workload` predicts with
+#    the same straggler (both --json, to the printed digit).
+ws=$("$bin" "${plan[@]}" --what-if --json --straggler 5=1.5) || note "plan --what-if --straggler"
+ss=$("$bin" plan --preset a100-superpod --sus 2..2 --workload "$tiny" --json --straggler 5=1.5)
+python3 -c '
+import json, sys
+s, h = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+assert s["faults_given"] == 1 and h["faults_given"] == 0, (s, h)
+ws, wh = s["what_if"], h["what_if"]
+assert [r["fails"] for r in ws] == [r["fails"] for r in wh]
+assert all(a["step_time_s"] > b["step_time_s"] for a, b in zip(ws, wh)), (ws, wh)
+sus = json.loads(sys.argv[3])[0]["step"]["step_s"]
+assert abs(ws[0]["step_time_s"] - sus) <= 1e-11 * sus, (ws[0], sus)
+' "$ws" "$wi" "$ss" && ok || note "plan --what-if --straggler: $ws"
+"$bin" "${plan[@]}" --what-if --straggler 5=1.5 | grep -q "on top of the 1 fault given" \
+  && ok || note "plan --what-if --straggler text"
+
 # 7b. sweep takes the same faults: a GPU 1.5x slow lowers every mapping's
 #    tokens/s (pp 1, 2, 4 of the tiny model on the SU), none gets faster.
 sw() { "$bin" sweep "$tiny" --topology "$topo" --vary pp --jobs 1 --quiet --csv "$1" "${@:2}" >/dev/null; }

@@ -64,6 +64,11 @@ void ts_faults_init(ts_faults *f);
 /* Frees every entry; the list is empty afterwards. */
 void ts_faults_free(ts_faults *f);
 
+/* Appends a copy of every entry of src to dst (names and origins copied;
+ * unresolved: resolve dst against its topology). 0, TS_ENOMEM or
+ * TS_ELIMIT with d set. */
+int ts_faults_copy(ts_faults *dst, const ts_faults *src, ts_diag *d);
+
 /* Adds one command-line fault: `arg` is NAME (fail), NAME=F (degrade,
  * straggler) or T:NAME (fail_at, T a time such as 2ms). Returns 0, or
  * TS_EUSAGE with d naming `option` and what was expected (a factor out of

@@ -443,7 +443,8 @@ static int run_one(plan_opts *o) {
   int rc = ts_plan_compute(&o->req, &r, &d);
   if (rc) return fail(&d, rc);
   if (o->what_if) {
-    int st = cli_plan_whatif(&r, o->workload, &o->step, o->json);
+    int st = cli_plan_whatif(&r, o->workload, o->faults.n ? &o->faults : NULL,
+                             &o->step, o->json);
     ts_plan_free(&r);
     return st;
   }

@@ -2,7 +2,9 @@
  * radius of one failure, counted and simulated side by side.
  *
  * The plan is emitted and loaded as a topology; the workload runs one step
- * on it healthy, then once per case with that case failed: the first leaf,
+ * on it healthy (or under the user's --fail, --straggler ... faults: every
+ * case then adds its failure to those), then once per case with that case
+ * failed: the first leaf,
  * spine and core of the backend plane (lowest id: in a generated fabric
  * every switch of a tier is alike, so the first is as bad as any) and the
  * cable from the first GPU's NIC to its leaf. Next to each slowdown stands
@@ -71,25 +73,28 @@ static uint32_t cases_of(const ts_topo *t, const ts_plan_result *r,
   return n;
 }
 
+/* One case: the user's faults (base, or NULL) plus the case's failure. */
 static void run_case(const char *workload, const ts_topo *t, uint32_t gpus,
-                     const ts_step_opts *step, whatif_case *c) {
+                     const ts_faults *base, const ts_step_opts *step,
+                     whatif_case *c) {
   ts_faults f;
   ts_faults_init(&f);
   ts_diag d;
   ts_diag_clear(&d);
   c->row.gpus = gpus;
-  int rc = c->name[0] ? ts_faults_add(&f, TS_FAULT_FAIL, c->name, "--what-if",
-                                      &d)
-                      : 0;
+  int rc = base ? ts_faults_copy(&f, base, &d) : 0;
+  if (!rc && c->name[0])
+    rc = ts_faults_add(&f, TS_FAULT_FAIL, c->name, "--what-if", &d);
   if (!rc) rc = cli_plan_step(workload, t, &f, step, &c->row, &d);
   if (rc) snprintf(c->err, sizeof c->err, "%s", d.msg);
   ts_faults_free(&f);
 }
 
 static void print_text(const whatif_case *c, uint32_t n, const char *workload,
-                       double bisection) {
-  printf("what-if: one failure at a time, workload %s, one step each\n",
-         workload);
+                       uint32_t nbase, double bisection) {
+  printf("what-if: one failure at a time, workload %s, one step each", workload);
+  if (nbase) printf(", on top of the %u fault%s given", nbase, nbase > 1 ? "s" : "");
+  printf("\n");
   printf("%-6s %-44s %7s %7s %10s %11s %9s\n", "fails", "name", "slowed",
          "cut off", "bisection", "step (s)", "slowdown");
   for (uint32_t i = 0; i < n; i++) {
@@ -112,8 +117,9 @@ static void print_text(const whatif_case *c, uint32_t n, const char *workload,
   }
 }
 
-static void print_json(const whatif_case *c, uint32_t n, double bisection) {
-  printf("{\"what_if\": [");
+static void print_json(const whatif_case *c, uint32_t n, uint32_t nbase,
+                       double bisection) {
+  printf("{\"faults_given\": %u, \"what_if\": [", nbase);
   for (uint32_t i = 0; i < n; i++) {
     printf("%s\n  {\"fails\": \"%s\", \"name\": \"%s\", ", i ? "," : "",
            c[i].what, c[i].name);
@@ -137,7 +143,8 @@ static void print_json(const whatif_case *c, uint32_t n, double bisection) {
 }
 
 int cli_plan_whatif(const ts_plan_result *r, const char *workload,
-                    const ts_step_opts *step, int json) {
+                    const ts_faults *faults, const ts_step_opts *step,
+                    int json) {
   ts_topo *t = NULL;
   ts_diag d;
   ts_diag_clear(&d);
@@ -146,9 +153,11 @@ int cli_plan_whatif(const ts_plan_result *r, const char *workload,
   whatif_case c[5];
   memset(c, 0, sizeof c);
   uint32_t n = cases_of(t, r, c);
-  for (uint32_t i = 0; i < n; i++) run_case(workload, t, r->gpus, step, &c[i]);
-  if (json) print_json(c, n, r->bisection_bw);
-  else print_text(c, n, workload, r->bisection_bw);
+  for (uint32_t i = 0; i < n; i++)
+    run_case(workload, t, r->gpus, faults, step, &c[i]);
+  uint32_t nbase = faults ? faults->n : 0;
+  if (json) print_json(c, n, nbase, r->bisection_bw);
+  else print_text(c, n, workload, nbase, r->bisection_bw);
   ts_topo_free(t);
   if (fflush(stdout) || ferror(stdout)) return EX_IOERR;
   return c[0].row.ok ? 0 : EX_DATAERR;

@@ -70,6 +70,17 @@ static int push(ts_faults *f, ts_fault_kind kind, const char *name,
   return 0;
 }
 
+int ts_faults_copy(ts_faults *dst, const ts_faults *src, ts_diag *d) {
+  for (uint32_t i = 0; i < src->n; i++) {
+    const ts_fault *x = &src->v[i];
+    origin o = {x->option, x->file, x->line, x->col};
+    int rc = push(dst, x->kind, x->name, strlen(x->name), x->factor, x->at,
+                  &o, d);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
 /* The error for entry x: positioned when it came from a file. */
 static int fault_err(const ts_fault *x, ts_diag *d, const char *msg) {
   if (x->file)
