@@ -92,8 +92,10 @@ static void run_case(const char *workload, const ts_topo *t, uint32_t gpus,
 
 static void print_text(const whatif_case *c, uint32_t n, const char *workload,
                        uint32_t nbase, double bisection) {
-  printf("what-if: one failure at a time, workload %s, one step each", workload);
-  if (nbase) printf(", on top of the %u fault%s given", nbase, nbase > 1 ? "s" : "");
+  printf("what-if: one failure at a time, workload %s, one step each",
+         workload);
+  if (nbase)
+    printf(", on top of the %u fault%s given", nbase, nbase > 1 ? "s" : "");
   printf("\n");
   printf("%-6s %-44s %7s %7s %10s %11s %9s\n", "fails", "name", "slowed",
          "cut off", "bisection", "step (s)", "slowdown");
