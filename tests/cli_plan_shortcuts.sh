@@ -66,6 +66,16 @@ rc=$?
 rc=$?
 [ $rc -eq 64 ] && grep -q "apply to --workload steps" "$tmp/err" && ok \
   || note "--exact without --workload: exit $rc"
+# inside one --compare design they are refused as belonging to the whole
+# comparison (and faults as not applying to --compare)
+"${plan[@]}" --compare "--nodes 8 --exact" --workload "$tmp/w.yaml" >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc -eq 64 ] && grep -q "apply to the whole --compare: give them once" "$tmp/err" \
+  && ok || note "--exact in a design: exit $rc, $(cat "$tmp/err")"
+"${plan[@]}" --compare "--nodes 8 --straggler 3=1.5" --workload "$tmp/w.yaml" >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc -eq 64 ] && grep -q "not to --compare" "$tmp/err" \
+  && ok || note "a fault in a design: exit $rc, $(cat "$tmp/err")"
 "$bin" plan --help >"$tmp/help"
 grep -q -- "--exact " "$tmp/help" && grep -q -- "--bounded\[=LIST\]" "$tmp/help" \
   && ok || note "plan --help lacks --exact / --bounded"

@@ -42,6 +42,7 @@ typedef struct plan_opts {
   cli_jobs_opts jobs;       /* --jobs, --quiet for the --workload steps */
   ts_step_opts step;        /* --exact, --bounded for the --workload steps */
   int step_knobs;           /* one of them was given */
+  int design;               /* parsing one --compare design's options */
 } plan_opts;
 
 static void plan_help(void) {
@@ -409,6 +410,13 @@ static int parse_opts(int argc, char **argv, plan_opts *o) {
     return cli_usage_error("plan", "--what-if needs --workload FILE and one "
                            "size (--gpus, --nodes or a preset), not --sus "
                            "or --compare");
+  if (o->design && o->step_knobs)
+    return cli_usage_error("plan", "--exact and --bounded apply to the whole "
+                           "--compare: give them once, outside the design's "
+                           "quotes");
+  if (o->design && o->faults.n)
+    return cli_usage_error("plan", "faults apply to --sus or --what-if steps, "
+                           "not to --compare");
   if (o->faults.n && !o->workload)
     return cli_usage_error("plan", "faults apply to --workload steps");
   if (o->step_knobs && !o->workload)
@@ -497,6 +505,7 @@ static int parse_request(int argc, char **argv, ts_plan_request *req) {
   memset(&o, 0, sizeof o);
   ts_plan_request_init(&o.req);
   ts_faults_init(&o.faults);
+  o.design = 1;
   optind = 0;
   int rc = parse_opts(argc, argv, &o);
   if (rc < 0 && (o.ncompare || o.sus_lo || o.what_if))
