@@ -24,7 +24,8 @@ int cli_parse_gpu_set(const char *cmd, const ts_topo *t, const char *s,
 
 /* --bounded[=LIST] of run, sweep and plan: LIST NULL (no value) means
  * TS_STEP_BOUNDED_ALL; else a comma-separated set of batch, compact,
- * beside, steady, all, none: exactly those bounded shortcuts (ts_step.h).
+ * beside, steady, cross, all, none: exactly those bounded shortcuts
+ * (ts_step.h).
  * Returns 0, or EX_USAGE after a message naming cmd. */
 int cli_parse_bounded(const char *cmd, const char *arg, unsigned *out);
 

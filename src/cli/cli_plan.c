@@ -371,6 +371,10 @@ static int first_pass(int argc, char **argv, plan_opts *o) {
   return -1;
 }
 
+/* Faults given with --compare, at the top or inside one design. */
+static const char no_compare_faults[] =
+    "faults apply to --sus or --what-if steps, not to --compare";
+
 static int parse_opts(int argc, char **argv, plan_opts *o) {
   int rc = first_pass(argc, argv, o);
   if (rc >= 0) return rc;
@@ -415,8 +419,7 @@ static int parse_opts(int argc, char **argv, plan_opts *o) {
                            "--compare: give them once, outside the design's "
                            "quotes");
   if (o->design && o->faults.n)
-    return cli_usage_error("plan", "faults apply to --sus or --what-if steps, "
-                           "not to --compare");
+    return cli_usage_error("plan", "%s", no_compare_faults);
   if (o->faults.n && !o->workload)
     return cli_usage_error("plan", "faults apply to --workload steps");
   if (o->step_knobs && !o->workload)
@@ -527,8 +530,7 @@ int cli_plan(int argc, char **argv) {
   if (rc < 0 && o.print_catalog)
     rc = ts_plan_catalog_write(stdout) ? EX_IOERR : 0;
   if (rc < 0 && o.ncompare && o.faults.n)
-    rc = cli_usage_error("plan", "faults apply to --sus or --what-if steps, "
-                         "not to --compare");
+    rc = cli_usage_error("plan", "%s", no_compare_faults);
   if (rc < 0 && o.ncompare)
     rc = cli_plan_compare(argc, argv, o.compare, o.ncompare, o.json,
                           o.workload, &o.step, parse_request);
